@@ -1,0 +1,59 @@
+# hybridfd: `make demo` and `make test` are all a fresh machine needs.
+#
+# MPI_HOME selects the MPI library. Unset (the default), `make setup` installs MPICH
+# from PyPI (the `mpich` wheel) into .venv and builds everything against it. Set it to a
+# site MPI's prefix (the directory holding bin/mpicc, e.g. MPI_HOME=/usr or
+# $(dirname $(dirname $(which mpicc)))) to build mpi4py and hybridfd against that MPI.
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+PIP := $(PY) -m pip
+MPI_HOME ?=
+export MPI_HOME
+
+BUILD_DEPS := scikit-build-core nanobind ninja
+RUN_DEPS := numpy pytest hypothesis ruff matplotlib rich
+SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
+
+.PHONY: setup demo test bench lint clean vectorisation-report
+
+setup: $(VENV)/.installed
+
+$(VENV)/.deps:
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install --quiet --upgrade pip
+ifeq ($(MPI_HOME),)
+	$(PIP) install --quiet mpich mpi4py
+else
+	MPICC=$(MPI_HOME)/bin/mpicc $(PIP) install --quiet --no-binary mpi4py --no-cache-dir mpi4py
+endif
+	$(PIP) install --quiet $(BUILD_DEPS) $(RUN_DEPS)
+	touch $@
+
+$(VENV)/.installed: $(VENV)/.deps $(SOURCES)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP) install --quiet --no-build-isolation --no-deps .
+	touch $@
+
+demo: setup
+	$(PY) -m hybridfd.launch -n 2 -- $(CURDIR)/$(PY) -m hybridfd.demo
+
+test: setup
+	$(PY) -m pytest
+
+bench: setup
+	$(PY) benchmarks/kernel_throughput.py
+	$(PY) benchmarks/oversubscription.py
+
+lint: setup
+	$(PY) -m ruff check src tests benchmarks
+	$(PY) -m ruff format --check src tests benchmarks
+
+# The compiler's vectorisation report for the stencil kernel (quoted in docs/kernel.md).
+vectorisation-report: setup
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/report -G Ninja -DHYBRIDFD_PYTHON=OFF \
+	  -DMPI_HOME=$(or $(MPI_HOME),$(CURDIR)/$(VENV)) -DCMAKE_CXX_FLAGS=-fopt-info-vec-optimized >/dev/null
+	touch cpp/src/kernel.cpp && cmake --build build/report --target hybridfd_core 2>&1 | grep 'kernel.cpp.*vectorized'
+
+clean:
+	rm -rf build $(VENV)

@@ -1,0 +1,172 @@
+// nanobind module hybridfd._core: converts arrays and communicators, nothing else.
+#include <mpi4py/mpi4py.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/array.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include <hybridfd/hybridfd.hpp>
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+// mpi4py.MPI.Comm <-> MPI_Comm through mpi4py's C API, so the core and mpi4py share
+// one communicator (and therefore must share one libmpi). MPI_Comm is a plain int in
+// MPICH, so it is wrapped in its own type rather than given a caster of its own.
+struct Comm {
+  MPI_Comm handle = MPI_COMM_NULL;
+};
+
+namespace nanobind::detail {
+template <>
+struct type_caster<Comm> {
+  NB_TYPE_CASTER(Comm, const_name("mpi4py.MPI.Comm"))
+  bool from_python(handle source, uint8_t, cleanup_list*) noexcept {
+    if (!PyObject_TypeCheck(source.ptr(), &PyMPIComm_Type)) return false;
+    value.handle = *PyMPIComm_Get(source.ptr());
+    return true;
+  }
+  // The returned mpi4py object does not own the handle; the Decomposition frees it.
+  static handle from_cpp(Comm comm, rv_policy, cleanup_list*) noexcept { return PyMPIComm_New(comm.handle); }
+};
+}  // namespace nanobind::detail
+
+namespace {
+
+using Array = nb::ndarray<nb::ro, nb::device::cpu>;
+
+std::string dtype_name(const nb::dlpack::dtype& type) {
+  const char* kind = "unknown";
+  switch (static_cast<nb::dlpack::dtype_code>(type.code)) {
+    case nb::dlpack::dtype_code::Int: kind = "int"; break;
+    case nb::dlpack::dtype_code::UInt: kind = "uint"; break;
+    case nb::dlpack::dtype_code::Float: kind = "float"; break;
+    case nb::dlpack::dtype_code::Complex: kind = "complex"; break;
+    case nb::dlpack::dtype_code::Bool: return "bool";
+    default: break;
+  }
+  return kind + std::to_string(type.bits);
+}
+
+// The caller keeps `dtype` alive as long as the returned view.
+hybridfd::ArrayRef view(const Array& array, const std::string& dtype, bool writable) {
+  hybridfd::ArrayRef ref;
+  ref.data = array.data();
+  ref.dtype = dtype;
+  ref.ndim = static_cast<int>(array.ndim());
+  ref.writable = writable;
+  const std::int64_t item = array.dtype().bits / 8;
+  for (int axis = 0; axis < std::min(ref.ndim, hybridfd::ArrayRef::max_dims); ++axis) {
+    ref.shape[axis] = static_cast<std::int64_t>(array.shape(axis));
+    ref.strides[axis] = array.stride(axis) * item;
+  }
+  return ref;
+}
+
+nb::tuple box_tuple(const hybridfd::Box& box) { return nb::make_tuple(box.offset, box.extent); }
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  if (import_mpi4py() < 0) throw nb::python_error();
+
+  nb::register_exception_translator([](const std::exception_ptr& error, void*) {
+    try {
+      std::rethrow_exception(error);
+    } catch (const hybridfd::TypeError& type_error) {
+      PyErr_SetString(PyExc_TypeError, type_error.what());
+    }
+  });
+
+  m.def("mpi_library_version", &hybridfd::mpi_library_version);
+  m.def("build_flags", &hybridfd::build_flags);
+  m.def("approach_names", &hybridfd::approach_names);
+  m.def("schedule_names", &hybridfd::schedule_names);
+  m.def("transport_names", &hybridfd::transport_names);
+  m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
+  m.def("total_surface", &hybridfd::total_surface, "shape"_a, "grid"_a);
+  m.def(
+      "split_axis",
+      [](std::int64_t points, int parts, int part) {
+        const auto result = hybridfd::split_axis(points, parts, part);
+        return std::make_tuple(result.offset, result.extent);
+      },
+      "points"_a, "parts"_a, "part"_a);
+  m.def(
+      "comm_size",
+      [](Comm comm) {
+        int size = 0;
+        MPI_Comm_size(comm.handle, &size);
+        return size;
+      },
+      "comm"_a, "The communicator's size as the core sees it (proves a communicator crossed the boundary).");
+  m.def(
+      "agree_on_problems",
+      [](Comm comm, int kind, const std::string& message, std::int64_t value, const std::string& value_name) {
+        std::optional<hybridfd::Problem> local;
+        if (kind != 0) local = hybridfd::Problem{static_cast<hybridfd::ProblemKind>(kind), message};
+        hybridfd::agree_on_problems(comm.handle, local, value, value_name.empty() ? nullptr : value_name.c_str());
+      },
+      "comm"_a, "kind"_a, "message"_a, "value"_a = 0, "value_name"_a = "", nb::call_guard<nb::gil_scoped_release>());
+
+  nb::class_<hybridfd::Stencil>(m, "Stencil")
+      .def_ro("radius", &hybridfd::Stencil::radius)
+      .def_ro("centre", &hybridfd::Stencil::centre)
+      .def("coefficients", &hybridfd::Stencil::coefficients)
+      .def_static("laplace", &hybridfd::Stencil::laplace, "radius"_a, "spacing"_a)
+      .def_static(
+          "from_coefficients",
+          [](const std::vector<double>& coefficients) { return hybridfd::Stencil::from_coefficients(coefficients); },
+          "coefficients"_a);
+
+  nb::class_<hybridfd::Decomposition>(m, "Decomposition")
+      .def(
+          "__init__",
+          [](hybridfd::Decomposition* self, Comm comm, const hybridfd::Index3& shape,
+             const std::array<bool, 3>& periodic, const std::string& dtype,
+             const std::optional<hybridfd::ProcessGrid>& grid) {
+            const hybridfd::Domain domain{shape, periodic, hybridfd::scalar_type_from_name(dtype)};
+            new (self) hybridfd::Decomposition(comm.handle, domain, grid);
+          },
+          "comm"_a, "shape"_a, "periodic"_a, "dtype"_a, "grid"_a = nb::none())
+      .def_prop_ro("grid", &hybridfd::Decomposition::grid)
+      .def_prop_ro("rank", &hybridfd::Decomposition::rank)
+      .def_prop_ro("size", &hybridfd::Decomposition::size)
+      .def_prop_ro("communicator", [](const hybridfd::Decomposition& self) { return Comm{self.communicator()}; })
+      .def("coords", &hybridfd::Decomposition::coords, "rank"_a)
+      .def("box", [](const hybridfd::Decomposition& self, int rank) { return box_tuple(self.box(rank)); }, "rank"_a)
+      .def("neighbours", &hybridfd::Decomposition::neighbours, "axis"_a);
+
+  nb::class_<hybridfd::Operator>(m, "Operator")
+      .def(
+          "__init__",
+          [](hybridfd::Operator* self, std::shared_ptr<hybridfd::Decomposition> decomposition,
+             const hybridfd::Stencil& stencil, const std::string& approach, const std::string& schedule,
+             const std::string& transport, int batch) {
+            new (self) hybridfd::Operator(std::move(decomposition), stencil, {approach, schedule, transport, batch});
+          },
+          "decomposition"_a, "stencil"_a, "approach"_a, "schedule"_a = "", "transport"_a = "", "batch"_a = 0,
+          nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "apply",
+          [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
+            const std::string in_dtype = dtype_name(in.dtype()), out_dtype = dtype_name(out.dtype());
+            const auto in_view = view(in, in_dtype, true), out_view = view(out, out_dtype, out_writable);
+            nb::gil_scoped_release release;
+            self.apply(in_view, out_view);
+          },
+          "input"_a, "output"_a, "output_writable"_a)
+      .def_prop_ro("config", [](const hybridfd::Operator& self) {
+        const auto& config = self.config();
+        nb::dict result;
+        result["approach"] = config.approach;
+        result["schedule"] = config.schedule;
+        result["transport"] = config.transport;
+        result["batch"] = config.batch;
+        return result;
+      });
+}

@@ -1,0 +1,71 @@
+// Decomposition: the process grid and each rank's box (GPAW journal, Sect. 4: every
+// rank owns the same sub-box of every grid; automatic grid minimises total surface).
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <optional>
+
+#include "hybridfd/domain.hpp"
+
+namespace hybridfd {
+
+using ProcessGrid = std::array<int, 3>;
+
+struct Box {
+  Index3 offset{};
+  Index3 extent{};
+};
+
+// Split n points over p parts: part i gets n/p points, plus one if i < n % p, so
+// extents differ by at most one and the larger ones come first.
+struct AxisPart {
+  std::int64_t offset;
+  std::int64_t extent;
+};
+AxisPart split_axis(std::int64_t points, int parts, int part);
+
+// Total surface of all sub-boxes when `shape` is cut by `grid`, in grid points:
+// 2*(Px*Ny*Nz + Py*Nx*Nz + Pz*Nx*Ny). Exact for uneven splits too.
+std::int64_t total_surface(const Index3& shape, const ProcessGrid& grid);
+
+// The factorisation Px*Py*Pz = ranks with Pa <= Na minimising total_surface; ties go
+// to the lexicographically largest (Px, Py, Pz), i.e. x is cut first as in GPAW.
+// Throws ValueError if no factorisation fits (more ranks than grid points).
+ProcessGrid automatic_grid(const Index3& shape, int ranks);
+
+class Decomposition {
+ public:
+  // Collective over comm. Builds a Cartesian communicator (periodic where the domain
+  // is). Throws ValueError on every rank for a grid whose product is not the number of
+  // ranks, a non-positive entry, or an axis cut into more parts than it has points.
+  Decomposition(MPI_Comm comm, const Domain& domain, std::optional<ProcessGrid> grid = std::nullopt);
+  ~Decomposition();
+  Decomposition(const Decomposition&) = delete;
+  Decomposition& operator=(const Decomposition&) = delete;
+
+  const Domain& domain() const { return domain_; }
+  const ProcessGrid& grid() const { return grid_; }
+  // The Cartesian communicator all halo messages use.
+  MPI_Comm communicator() const { return cart_; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+
+  std::array<int, 3> coords(int rank) const;
+  Box box(int rank) const;
+  const Box& local_box() const { return local_box_; }
+  // Neighbour ranks along an axis, {lower, upper}; MPI_PROC_NULL at a non-periodic edge.
+  std::array<int, 2> neighbours(int axis) const { return neighbours_[axis]; }
+
+ private:
+  Domain domain_;
+  ProcessGrid grid_{};
+  MPI_Comm cart_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  Box local_box_;
+  std::array<std::array<int, 2>, 3> neighbours_{};
+};
+
+}  // namespace hybridfd

@@ -1,0 +1,69 @@
+// HaloPlan: the six faces of one box for a stencil of radius r (GPAW journal, Sect. 4.1:
+// a rank needs its neighbours' surface points to compute its own surface points).
+//
+// All sizes are in float64 lanes (a complex128 point is 2 lanes). A grid is held padded:
+// (nx+2r, ny+2r, (nz+2r)*lanes) with the box interior at [r, r+n) on every axis. A star
+// stencil reads no corner or edge ghosts, so each face is the box's cross-section only,
+// and exchanges along different axes are independent (what lets later schedules post
+// all dimensions at once).
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+#include "hybridfd/decomposition.hpp"
+
+namespace hybridfd {
+
+// A box-shaped set of points inside a padded grid, in points (not lanes).
+struct Region {
+  Index3 begin{};
+  Index3 extent{};
+  std::int64_t points() const { return extent[0] * extent[1] * extent[2]; }
+};
+
+struct Face {
+  int axis = 0;
+  int side = 0;                    // 0: lower (towards smaller index), 1: upper
+  int neighbour = MPI_PROC_NULL;   // rank in the Cartesian communicator
+  Region send;                     // the r surface planes this rank sends that way
+  Region ghost;                    // the r ghost planes filled from that neighbour
+  std::int64_t lanes = 0;          // float64 lanes per grid in either region
+  int send_tag = 0;                // tags name the direction of travel, so that two
+  int receive_tag = 0;             // messages between the same pair never mix up
+};
+
+class HaloPlan {
+ public:
+  HaloPlan(const Decomposition& decomposition, int radius);
+
+  int radius() const { return radius_; }
+  int lanes_per_point() const { return lanes_per_point_; }
+  const Index3& extent() const { return extent_; }
+  const Index3& padded_extent() const { return padded_; }
+  // Lanes of one padded grid, and of one unpadded (user) grid.
+  std::int64_t padded_lanes() const { return padded_[0] * padded_[1] * padded_[2] * lanes_per_point_; }
+  std::int64_t grid_lanes() const { return extent_[0] * extent_[1] * extent_[2] * lanes_per_point_; }
+  // faces()[2*axis + side]
+  const std::array<Face, 6>& faces() const { return faces_; }
+  // Lanes of the largest face: the size of one grid's slot in a message buffer.
+  std::int64_t max_face_lanes() const;
+
+  // Copy one user grid (C-contiguous, unpadded) into the interior of a padded grid.
+  void copy_interior_in(const double* grid, double* padded) const;
+  void pack(const Face& face, const double* padded, double* buffer) const;
+  void unpack(const Face& face, const double* buffer, double* padded) const;
+
+ private:
+  // Copies a region between a padded grid and a contiguous buffer.
+  template <bool ToBuffer>
+  void copy_region(const Region& region, double* padded, double* buffer) const;
+
+  int radius_;
+  int lanes_per_point_;
+  Index3 extent_;
+  Index3 padded_;
+  std::array<Face, 6> faces_;
+};
+
+}  // namespace hybridfd

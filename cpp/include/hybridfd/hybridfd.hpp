@@ -1,0 +1,13 @@
+// Umbrella header for C++ users: #include <hybridfd/hybridfd.hpp>.
+#pragma once
+
+#include "hybridfd/decomposition.hpp"
+#include "hybridfd/domain.hpp"
+#include "hybridfd/errors.hpp"
+#include "hybridfd/halo_plan.hpp"
+#include "hybridfd/kernel.hpp"
+#include "hybridfd/operator.hpp"
+#include "hybridfd/schedule.hpp"
+#include "hybridfd/stencil.hpp"
+#include "hybridfd/transport.hpp"
+#include "hybridfd/version.hpp"

@@ -1,0 +1,80 @@
+// Operator: what a user calls. Owns the halo plan, buffers, transport and schedule of
+// one configuration; op.apply(in, out) applies the stencil to a batch of grids.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hybridfd/decomposition.hpp"
+#include "hybridfd/halo_plan.hpp"
+#include "hybridfd/schedule.hpp"
+#include "hybridfd/stencil.hpp"
+#include "hybridfd/transport.hpp"
+
+namespace hybridfd {
+
+// A fully resolved run configuration, printed with every result.
+struct Config {
+  std::string approach;
+  std::string schedule;
+  std::string transport;
+  int batch = 1;
+};
+
+// What the user asked for: an approach preset, optionally with explicit overrides.
+struct Options {
+  std::string approach = "flat-original";
+  std::string schedule;   // empty: the approach's
+  std::string transport;  // empty: the approach's
+  int batch = 0;          // 0: the approach's
+};
+
+// Throws ValueError naming the approach and listing the known ones.
+Config resolve(const Options& options);
+std::vector<std::string> approach_names();
+
+// A view of a caller's array, checked before use. Strides are in bytes; only the first
+// max_dims axes of an array with more are stored (it is rejected anyway).
+struct ArrayRef {
+  static constexpr int max_dims = 8;
+  const void* data = nullptr;
+  std::string_view dtype;  // numpy's name, e.g. "float64", "complex128", "float32"
+  int ndim = 0;
+  std::array<std::int64_t, max_dims> shape{};
+  std::array<std::int64_t, max_dims> strides{};
+  bool writable = true;
+};
+
+class Operator {
+ public:
+  // Collective. Throws on every rank if the stencil radius is bad, an exchanging axis of
+  // any rank's box is thinner than the radius, or an option is unknown.
+  Operator(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options = {});
+  ~Operator();
+
+  // Collective. `in` and `out` are (G, nx, ny, nz) or (nx, ny, nz) C-contiguous arrays of
+  // the domain's dtype, G the same on every rank. Bad arrays throw on every rank before
+  // any halo message is sent.
+  void apply(const ArrayRef& in, const ArrayRef& out);
+
+  const Config& config() const { return config_; }
+  const Stencil& stencil() const { return stencil_; }
+  const Decomposition& decomposition() const { return *decomposition_; }
+
+ private:
+  // Returns G, or throws ValueError/TypeError naming what is wrong with the arrays.
+  std::int64_t check_arrays(const ArrayRef& in, const ArrayRef& out) const;
+
+  std::shared_ptr<const Decomposition> decomposition_;
+  Stencil stencil_;
+  Config config_;
+  std::unique_ptr<HaloPlan> plan_;
+  std::unique_ptr<Transport> transport_;
+  std::unique_ptr<Schedule> schedule_;
+};
+
+}  // namespace hybridfd

@@ -1,0 +1,41 @@
+// Schedule: in which order halo exchange and compute happen across the grids of one
+// apply (DESIGN.md). A schedule is one file in cpp/src/schedules/ plus one line in the
+// registry in schedule.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hybridfd/halo_plan.hpp"
+#include "hybridfd/stencil.hpp"
+#include "hybridfd/transport.hpp"
+
+namespace hybridfd {
+
+// What a schedule works with; owned by the Operator and valid as long as it is.
+struct ScheduleContext {
+  const HaloPlan* plan = nullptr;
+  const Stencil* stencil = nullptr;
+  Transport* transport = nullptr;
+  int rank = 0;     // this rank in the Cartesian communicator
+  int batch = 1;    // grids per message
+};
+
+class Schedule {
+ public:
+  virtual ~Schedule() = default;
+  // Applies the stencil to `grids` unpadded grids laid out one after another in `in`,
+  // writing `out`. Buffers were sized at construction; nothing is allocated here.
+  virtual void apply(const double* in, double* out, std::int64_t grids) = 0;
+};
+
+// Throws ValueError naming the schedule and listing the known ones.
+std::unique_ptr<Schedule> make_schedule(std::string_view name, const ScheduleContext& context);
+std::vector<std::string> schedule_names();
+// Throws ValueError naming the schedule and listing the known ones.
+void check_schedule_name(std::string_view name);
+
+}  // namespace hybridfd

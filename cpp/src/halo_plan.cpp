@@ -1,0 +1,75 @@
+#include "hybridfd/halo_plan.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hybridfd {
+
+HaloPlan::HaloPlan(const Decomposition& decomposition, int radius)
+    : radius_(radius),
+      lanes_per_point_(hybridfd::lanes_per_point(decomposition.domain().dtype)),
+      extent_(decomposition.local_box().extent) {
+  for (int axis = 0; axis < 3; ++axis) padded_[axis] = extent_[axis] + 2 * radius;
+  for (int axis = 0; axis < 3; ++axis) {
+    const auto neighbours = decomposition.neighbours(axis);
+    for (int side = 0; side < 2; ++side) {
+      Face& face = faces_[2 * axis + side];
+      face.axis = axis;
+      face.side = side;
+      face.neighbour = neighbours[side];
+      for (int other = 0; other < 3; ++other) {
+        face.send.begin[other] = face.ghost.begin[other] = radius;
+        face.send.extent[other] = face.ghost.extent[other] = extent_[other];
+      }
+      face.send.extent[axis] = face.ghost.extent[axis] = radius;
+      // lower: send interior planes [r, 2r), fill ghosts [0, r)
+      // upper: send interior planes [n, n+r), fill ghosts [n+r, n+2r)
+      face.send.begin[axis] = side == 0 ? radius : extent_[axis];
+      face.ghost.begin[axis] = side == 0 ? 0 : extent_[axis] + radius;
+      face.lanes = face.send.points() * lanes_per_point_;
+      // Tag = 2*axis + (1 if the message travels towards the upper neighbour). The
+      // lower ghosts are filled by a message travelling up, and vice versa.
+      face.send_tag = 2 * axis + side;
+      face.receive_tag = 2 * axis + (1 - side);
+    }
+  }
+}
+
+std::int64_t HaloPlan::max_face_lanes() const {
+  std::int64_t result = 0;
+  for (const Face& face : faces_) result = std::max(result, face.lanes);
+  return result;
+}
+
+template <bool ToBuffer>
+void HaloPlan::copy_region(const Region& region, double* padded, double* buffer) const {
+  const std::int64_t lanes = lanes_per_point_;
+  const std::int64_t stride_y = padded_[2] * lanes;
+  const std::int64_t stride_x = padded_[1] * stride_y;
+  const std::size_t row_bytes = static_cast<std::size_t>(region.extent[2] * lanes) * sizeof(double);
+  const std::int64_t row_lanes = region.extent[2] * lanes;
+  for (std::int64_t x = 0; x < region.extent[0]; ++x)
+    for (std::int64_t y = 0; y < region.extent[1]; ++y) {
+      double* row = padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * lanes;
+      if constexpr (ToBuffer)
+        std::memcpy(buffer, row, row_bytes);
+      else
+        std::memcpy(row, buffer, row_bytes);
+      buffer += row_lanes;
+    }
+}
+
+void HaloPlan::copy_interior_in(const double* grid, double* padded) const {
+  const Region interior{{radius_, radius_, radius_}, extent_};
+  copy_region<false>(interior, padded, const_cast<double*>(grid));
+}
+
+void HaloPlan::pack(const Face& face, const double* padded, double* buffer) const {
+  copy_region<true>(face.send, const_cast<double*>(padded), buffer);
+}
+
+void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) const {
+  copy_region<false>(face.ghost, padded, const_cast<double*>(buffer));
+}
+
+}  // namespace hybridfd

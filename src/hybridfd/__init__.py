@@ -1,0 +1,27 @@
+"""hybridfd: finite-difference stencils on batches of domain-decomposed 3D grids over MPI.
+
+Every technique of the GPAW/Blue Gene/P papers (batching, double buffering, sloped
+batches, hybrid threading models, one-sided transports, topology-aware mapping) is a
+switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C order.
+"""
+
+from hybridfd import reference
+from hybridfd._core import approach_names, mpi_library_version, schedule_names, transport_names
+from hybridfd.decomposition import Box, Decomposition
+from hybridfd.domain import Domain
+from hybridfd.operator import Operator
+from hybridfd.stencil import Stencil
+
+__all__ = [
+    "Box",
+    "Decomposition",
+    "Domain",
+    "Operator",
+    "Stencil",
+    "approach_names",
+    "mpi_library_version",
+    "reference",
+    "schedule_names",
+    "transport_names",
+]
+__version__ = "0.1.0"

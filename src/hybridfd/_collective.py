@@ -1,0 +1,29 @@
+"""Collective agreement on bad input, shared with the C++ core (see cpp errors.hpp).
+
+Each rank checks its own arguments; one small allreduce then tells every rank whether
+any rank found a problem, and every rank raises the same error naming the ranks.
+"""
+
+from __future__ import annotations
+
+from mpi4py import MPI
+
+from hybridfd import _core
+
+_VALUE, _TYPE = 1, 2
+
+
+class Problem(Exception):
+    """Raised by a local check; turned into a collective ValueError/TypeError by :func:`agree`."""
+
+    def __init__(self, message: str, kind: type[Exception] = ValueError) -> None:
+        super().__init__(message)
+        self.kind = _TYPE if issubclass(kind, TypeError) else _VALUE
+
+
+def agree(comm: MPI.Comm, problem: Problem | None, value: int = 0, value_name: str = "") -> None:
+    """Collective: raise on every rank if any rank has a problem or ``value`` differs between ranks."""
+    if problem is None:
+        _core.agree_on_problems(comm, 0, "", value, value_name)
+    else:
+        _core.agree_on_problems(comm, problem.kind, str(problem), value, value_name)

@@ -1,0 +1,177 @@
+"""Decomposition: process grid, Cartesian communicator and each rank's box.
+
+GPAW journal, Sect. 4: every rank owns the same sub-box of every grid. The automatic
+process grid minimises the total surface of the sub-boxes; uneven splits give boxes
+that differ by at most one point per axis (the larger ones first).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import numpy as np
+from mpi4py import MPI
+
+from hybridfd import _core
+from hybridfd._collective import Problem, agree
+from hybridfd.domain import Domain
+
+
+class Box(NamedTuple):
+    """A rank's part of every grid: global ``offset`` and ``extent`` per axis."""
+
+    offset: tuple[int, int, int]
+    extent: tuple[int, int, int]
+
+    def slices(self) -> tuple[slice, slice, slice]:
+        """Index of this box in a global (Nx, Ny, Nz) grid."""
+        return tuple(slice(o, o + n) for o, n in zip(self.offset, self.extent))
+
+
+def automatic_grid(shape: Sequence[int], ranks: int) -> tuple[int, int, int]:
+    """The process grid of ``ranks`` boxes with the smallest total surface (ties: cut x first)."""
+    return tuple(_core.automatic_grid(tuple(shape), ranks))
+
+
+def total_surface(shape: Sequence[int], grid: Sequence[int]) -> int:
+    """Total surface, in grid points, of the boxes ``grid`` cuts ``shape`` into."""
+    return _core.total_surface(tuple(shape), tuple(grid))
+
+
+def split_axis(points: int, parts: int, part: int) -> tuple[int, int]:
+    """(offset, extent) of part ``part`` when ``points`` are split into ``parts``."""
+    return _core.split_axis(points, parts, part)
+
+
+class Decomposition:
+    """Splits ``domain`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``).
+
+    Collective. ``grid=(Px, Py, Pz)`` fixes the process grid; by default it minimises
+    the boxes' total surface, as GPAW does.
+    """
+
+    def __init__(self, domain: Domain, comm: MPI.Comm | None = None, grid: Sequence[int] | None = None) -> None:
+        if not isinstance(domain, Domain):
+            raise TypeError(f"domain must be a hybridfd.Domain, got {type(domain).__name__}")
+        comm = MPI.COMM_WORLD if comm is None else comm
+        if grid is not None:
+            grid = tuple(int(p) for p in grid)
+            if len(grid) != 3:
+                raise ValueError(f"process grid must have 3 entries (Px, Py, Pz), got {grid!r}")
+        self.domain = domain
+        self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, grid)
+        #: The Cartesian communicator all of hybridfd's messages use.
+        self.comm: MPI.Comm = self._core.communicator
+
+    @property
+    def grid(self) -> tuple[int, int, int]:
+        return tuple(self._core.grid)
+
+    @property
+    def rank(self) -> int:
+        return self._core.rank
+
+    @property
+    def size(self) -> int:
+        return self._core.size
+
+    def coords(self, rank: int | None = None) -> tuple[int, int, int]:
+        return tuple(self._core.coords(self.rank if rank is None else rank))
+
+    def box(self, rank: int | None = None) -> Box:
+        """The box of ``rank`` (default: this rank)."""
+        offset, extent = self._core.box(self.rank if rank is None else rank)
+        return Box(tuple(offset), tuple(extent))
+
+    def local_shape(self, grids: int | None = None) -> tuple[int, ...]:
+        """Shape of this rank's local batch of ``grids`` grids, or of one grid if None."""
+        extent = self.box().extent
+        return extent if grids is None else (int(grids), *extent)
+
+    def neighbours(self, axis: int) -> tuple[int, int]:
+        """(lower, upper) neighbour ranks along ``axis``; ``MPI.PROC_NULL`` at a non-periodic edge."""
+        return tuple(self._core.neighbours(axis))
+
+    def zeros(self, grids: int | None = None) -> np.ndarray:
+        """A zeroed local batch of this domain's dtype."""
+        return np.zeros(self.local_shape(grids), dtype=self.domain.dtype)
+
+    def scatter(self, global_batch: np.ndarray | None, root: int = 0) -> np.ndarray:
+        """Collective: (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root`` -> this rank's box on every rank.
+
+        Only ``root``'s argument is read; other ranks may pass None.
+        """
+        comm = self.comm
+        problem = None
+        header = None
+        if comm.rank == root:
+            try:
+                header = self._check_global(global_batch)
+            except Problem as found:
+                problem = found
+        agree(comm, problem)
+        ndim, grids = comm.bcast(header, root=root)
+        local_shape = self.local_shape(grids if ndim == 4 else None)
+        if comm.rank != root:
+            local = np.empty(local_shape, dtype=self.domain.dtype)
+            comm.Recv(local, source=root, tag=0)
+            return local
+        batch = global_batch if ndim == 4 else global_batch[np.newaxis]
+        for rank in range(comm.size):
+            part = np.ascontiguousarray(batch[(slice(None), *self.box(rank).slices())])
+            if rank == root:
+                local = part
+            else:
+                comm.Send(part, dest=rank, tag=0)
+        return local.reshape(local_shape)
+
+    def gather(self, local_batch: np.ndarray, root: int = 0) -> np.ndarray | None:
+        """Collective: every rank's box -> the whole (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root``, None elsewhere."""
+        comm = self.comm
+        problem = None
+        grids = 0
+        try:
+            grids = self._check_local(local_batch)
+        except Problem as found:
+            problem = found
+        agree(comm, problem, grids, "number of grids G")
+        if comm.rank != root:
+            comm.Send(np.ascontiguousarray(local_batch), dest=root, tag=1)
+            return None
+        ndim = local_batch.ndim
+        result = np.empty((grids, *self.domain.shape), dtype=self.domain.dtype)
+        for rank in range(comm.size):
+            box = self.box(rank)
+            if rank == root:
+                part = local_batch.reshape(grids, *box.extent)
+            else:
+                part = np.empty((grids, *box.extent), dtype=self.domain.dtype)
+                comm.Recv(part, source=rank, tag=1)
+            result[(slice(None), *box.slices())] = part
+        return result if ndim == 4 else result[0]
+
+    def _check_global(self, batch: object) -> tuple[int, int]:
+        if not isinstance(batch, np.ndarray):
+            raise Problem(f"scatter needs a numpy.ndarray on the root rank, got {type(batch).__name__}", TypeError)
+        if batch.dtype != self.domain.dtype:
+            raise Problem(f"scatter: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError)
+        if batch.ndim not in (3, 4) or batch.shape[-3:] != self.domain.shape:
+            raise Problem(
+                f"scatter: array has shape {batch.shape}; the domain is {self.domain.shape}, so expected "
+                f"(G, {', '.join(map(str, self.domain.shape))}) or {self.domain.shape}"
+            )
+        return batch.ndim, batch.shape[0] if batch.ndim == 4 else 1
+
+    def _check_local(self, batch: object) -> int:
+        if not isinstance(batch, np.ndarray):
+            raise Problem(f"gather needs a numpy.ndarray, got {type(batch).__name__}", TypeError)
+        if batch.dtype != self.domain.dtype:
+            raise Problem(f"gather: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError)
+        extent = self.box().extent
+        if batch.ndim not in (3, 4) or batch.shape[-3:] != extent:
+            raise Problem(f"gather: array has shape {batch.shape}; this rank's box is {extent}")
+        return batch.shape[0] if batch.ndim == 4 else 1
+
+    def __repr__(self) -> str:
+        return f"Decomposition(domain={self.domain}, grid={self.grid}, ranks={self.size})"

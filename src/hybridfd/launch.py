@@ -1,0 +1,136 @@
+"""The one launcher that tests, benchmarks, the demo and the CLI share.
+
+``python -m hybridfd.launch -n 4 [--no-yield] [--timeout S] -- prog args...`` runs
+``prog`` under the mpiexec of the MPI hybridfd was built with. By default it makes idle
+ranks yield their core (MPICH's progress throttle): with more ranks than cores, ranks
+that busy-poll starve the rank that has work (see docs/oversubscription.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+#: MPICH settings that make a rank waiting for messages give up its core. Measured
+#: effect on this 2-core machine: docs/oversubscription.md.
+YIELD_ENVIRONMENT = {
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
+    "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
+    "MPIR_CVAR_POLLS_BEFORE_YIELD": "100",
+}
+
+
+def mpiexec_path() -> str:
+    """The mpiexec beside this Python (the mpich wheel), else $MPI_HOME/bin, else PATH."""
+    candidates = [Path(sys.prefix) / "bin" / "mpiexec"]
+    if os.environ.get("MPI_HOME"):
+        candidates.insert(0, Path(os.environ["MPI_HOME"]) / "bin" / "mpiexec")
+    for candidate in candidates:
+        if candidate.exists():
+            return str(candidate)
+    found = shutil.which("mpiexec")
+    if found is None:
+        raise FileNotFoundError("no mpiexec found beside this Python, in $MPI_HOME/bin or on PATH")
+    return found
+
+
+def _is_open_mpi(mpiexec: str) -> bool:
+    try:
+        version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return "Open MPI" in version or "OpenRTE" in version
+
+
+def command(ranks: int, argv: list[str]) -> list[str]:
+    """The mpiexec command line that runs ``argv`` on ``ranks`` ranks."""
+    if ranks < 1:
+        raise ValueError(f"number of ranks must be at least 1, got {ranks}")
+    mpiexec = mpiexec_path()
+    extra = ["--oversubscribe"] if _is_open_mpi(mpiexec) else []
+    return [mpiexec, *extra, "-n", str(ranks), *argv]
+
+
+def environment(yield_when_idle: bool = True) -> dict[str, str]:
+    env = dict(os.environ)
+    if yield_when_idle:
+        for key, value in YIELD_ENVIRONMENT.items():
+            env.setdefault(key, value)
+    else:
+        for key in YIELD_ENVIRONMENT:
+            env.pop(key, None)
+    if os.geteuid() == 0:  # Open MPI refuses root unless told; MPICH ignores these
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    return env
+
+
+@dataclass
+class Result:
+    command: list[str]
+    returncode: int
+    output: str
+    seconds: float
+    timed_out: bool
+
+
+def run(
+    ranks: int,
+    argv: list[str],
+    timeout: float | None = None,
+    yield_when_idle: bool = True,
+    extra_env: dict[str, str] | None = None,
+    capture: bool = True,
+) -> Result:
+    """Run ``argv`` on ``ranks`` ranks; with ``capture``, stdout and stderr go to ``output``.
+
+    A run that outlives ``timeout`` seconds is killed with its whole process group (so no
+    rank outlives it) and reported with ``timed_out=True`` and whatever the ranks printed.
+    """
+    cmd = command(ranks, argv)
+    env = environment(yield_when_idle)
+    env.update(extra_env or {})
+    pipe = subprocess.PIPE if capture else None
+    start = time.perf_counter()
+    process = subprocess.Popen(
+        cmd, stdout=pipe, stderr=subprocess.STDOUT if capture else None, text=True, env=env, start_new_session=True
+    )
+    try:
+        output, _ = process.communicate(timeout=timeout)
+        timed_out = False
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        output, _ = process.communicate()
+        timed_out = True
+    return Result(cmd, process.returncode, output or "", time.perf_counter() - start, timed_out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m hybridfd.launch", description=__doc__.splitlines()[0])
+    parser.add_argument("-n", "--ranks", type=int, required=True, help="number of MPI ranks")
+    parser.add_argument("--no-yield", action="store_true", help="let idle ranks busy-poll (MPI's default)")
+    parser.add_argument("--timeout", type=float, default=None, help="kill the run after this many seconds")
+    parser.add_argument("program", nargs=argparse.REMAINDER, help="-- program and its arguments")
+    args = parser.parse_args(argv)
+    program = args.program[1:] if args.program[:1] == ["--"] else args.program
+    if not program:
+        parser.error("no program given; usage: python -m hybridfd.launch -n 4 -- python script.py")
+    if args.ranks < 1:
+        parser.error(f"-n {args.ranks}: the number of ranks must be at least 1")
+    print("launch:", " ".join(command(args.ranks, program)), flush=True)
+    result = run(args.ranks, program, timeout=args.timeout, yield_when_idle=not args.no_yield, capture=False)
+    if result.timed_out:
+        print(f"launch: killed after {args.timeout} s", file=sys.stderr)
+        return 124
+    return result.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""Operator: applies a stencil to a batch of distributed grids with a chosen approach."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hybridfd import _core
+from hybridfd._collective import Problem, agree
+from hybridfd.decomposition import Decomposition
+from hybridfd.stencil import Stencil
+
+
+class Operator:
+    """``op.apply(a)`` applies ``stencil`` to this rank's part ``a`` of a batch of grids.
+
+    Collective, like every apply. ``approach`` names a preset from the papers
+    (:func:`hybridfd.approach_names`); ``schedule``, ``transport`` and ``batch`` override
+    the preset's choice. The resolved configuration is :attr:`config`.
+    """
+
+    def __init__(
+        self,
+        decomposition: Decomposition,
+        stencil: Stencil,
+        approach: str = "flat-original",
+        *,
+        schedule: str | None = None,
+        transport: str | None = None,
+        batch: int | None = None,
+    ) -> None:
+        if not isinstance(decomposition, Decomposition):
+            raise TypeError(f"decomposition must be a hybridfd.Decomposition, got {type(decomposition).__name__}")
+        if not isinstance(stencil, Stencil):
+            raise TypeError(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}")
+        self.decomposition = decomposition
+        self.stencil = stencil
+        self._core = _core.Operator(
+            decomposition._core, stencil._core, approach, schedule or "", transport or "", batch or 0
+        )
+
+    @property
+    def config(self) -> dict:
+        """The resolved configuration: approach, schedule, transport, batch."""
+        return self._core.config
+
+    def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.
+
+        ``a`` and ``out`` are separate C-contiguous arrays of the domain's dtype with this
+        rank's box shape, and G is the same on every rank. Bad arrays raise on every rank.
+        """
+        # Only what the array conversion itself would refuse is checked here; the core
+        # checks shape, contiguity and aliasing (for C++ callers too).
+        dtype = self.decomposition.domain.dtype
+        problem = None
+        for name, array in (("input", a), ("out", out)):
+            if array is None and name == "out":
+                continue
+            if not isinstance(array, np.ndarray):
+                problem = Problem(f"{name} must be a numpy.ndarray, got {type(array).__name__}", TypeError)
+            elif array.dtype != dtype:
+                problem = Problem(f"{name} array has dtype {array.dtype}; the domain's dtype is {dtype}", TypeError)
+        if problem is not None:
+            agree(self.decomposition.comm, problem, 0, "number of grids G")
+        if out is None:
+            out = np.empty(a.shape, dtype=a.dtype)
+        self._core.apply(a, out, out.flags.writeable)
+        return out

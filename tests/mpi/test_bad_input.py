@@ -1,0 +1,180 @@
+"""Bad input raises a clear error naming the value, on every rank, before any halo
+message is sent; nothing hangs (the launcher's timeout would fail this module), and a
+valid apply afterwards still works (nothing was left in flight)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hybridfd as hf
+
+RANKS = (1, 2, 3, 4)
+
+
+@pytest.fixture
+def setup(comm):
+    dom = hf.Domain((12, 10, 9), periodic=(True, False, True))
+    dec = hf.Decomposition(dom, comm)
+    op = hf.Operator(dec, hf.Stencil.laplace(2))
+    yield dec, op
+    # After the error, the same operator still computes the right thing.
+    batch = np.random.default_rng(0).standard_normal((2, *dom.shape))
+    out = dec.gather(op.apply(dec.scatter(batch if comm.rank == 0 else None)))
+    if comm.rank == 0:
+        np.testing.assert_array_equal(out, hf.reference.apply(op.stencil, batch, periodic=dom.periodic))
+
+
+def only_on(rank: int, comm, bad, good):
+    return bad if comm.rank == rank else good
+
+
+def test_wrong_shape(setup):
+    dec, op = setup
+    wrong = np.zeros((2, 3, 3, 3))
+    with pytest.raises(ValueError, match=r"input array has shape \(2, 3, 3, 3\)"):
+        op.apply(wrong)
+
+
+def test_wrong_shape_on_one_rank_raises_everywhere(setup, comm):
+    dec, op = setup
+    bad_rank = comm.size - 1
+    a = only_on(bad_rank, comm, np.zeros((2, 1, 1, 1)), dec.zeros(2))
+    with pytest.raises(ValueError, match=rf"rank {bad_rank}: input array has shape \(2, 1, 1, 1\)"):
+        op.apply(a)
+
+
+def test_wrong_dtype(setup):
+    dec, op = setup
+    with pytest.raises(TypeError, match="dtype float32"):
+        op.apply(dec.zeros(2).astype(np.float32))
+    with pytest.raises(TypeError, match="dtype complex128"):
+        op.apply(dec.zeros(2), out=dec.zeros(2).astype(complex))
+
+
+def test_not_an_array(setup):
+    dec, op = setup
+    with pytest.raises(TypeError, match="got list"):
+        op.apply(dec.zeros(2).tolist())
+
+
+def test_non_contiguous(setup):
+    dec, op = setup
+    fortran = np.asfortranarray(dec.zeros(2))
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        op.apply(fortran)
+    strided = np.zeros((4, *dec.local_shape()))[::2]
+    with pytest.raises(ValueError, match="not C-contiguous"):
+        op.apply(dec.zeros(2), out=strided)
+
+
+def test_out_aliases_input(setup):
+    dec, op = setup
+    a = dec.zeros(2)
+    with pytest.raises(ValueError, match="overlaps the input"):
+        op.apply(a, out=a)
+    big = dec.zeros(3)
+    with pytest.raises(ValueError, match="overlaps the input"):
+        op.apply(big[1:], out=big[:-1])
+
+
+def test_out_shape_and_read_only(setup):
+    dec, op = setup
+    with pytest.raises(ValueError, match="output array has shape"):
+        op.apply(dec.zeros(2), out=dec.zeros(3))
+    frozen = dec.zeros(2)
+    frozen.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        op.apply(dec.zeros(2), out=frozen)
+
+
+def test_number_of_grids_differs_between_ranks(setup, comm):
+    dec, op = setup
+    if comm.size == 1:
+        pytest.skip("needs two ranks to differ")  # the 2-, 3- and 4-rank runs cover it
+    with pytest.raises(ValueError, match="number of grids G must be the same on every rank, got 3 on rank 0"):
+        op.apply(dec.zeros(3 if comm.rank == 0 else 2))
+
+
+def test_box_thinner_than_radius(comm):
+    # Every box is 2 points thick along x; radius 3 needs 3.
+    dec = hf.Decomposition(hf.Domain((2 * comm.size, 9, 9)), comm, grid=(comm.size, 1, 1))
+    with pytest.raises(ValueError, match=r"thinner than the stencil radius 3 on axis 0"):
+        hf.Operator(dec, hf.Stencil.laplace(3))
+
+
+def test_box_thinner_than_radius_on_some_ranks_only(comm):
+    # 3*P - 1 points over P boxes: the first boxes are 3 thick, the last is 2.
+    dec = hf.Decomposition(hf.Domain((3 * comm.size - 1, 9, 9)), comm, grid=(comm.size, 1, 1))
+    with pytest.raises(ValueError, match=rf"rank {comm.size - 1}: box of extent \(2, 9, 9\)"):
+        hf.Operator(dec, hf.Stencil.laplace(3))
+
+
+def test_thin_box_is_fine_on_an_axis_that_exchanges_nothing(comm):
+    # One box, not periodic: no halos move along z, so a 1-point-thick z is allowed.
+    dom = hf.Domain((4 * comm.size, 6, 1), periodic=(True, True, False))
+    dec = hf.Decomposition(dom, comm, grid=(comm.size, 1, 1))
+    stencil = hf.Stencil.laplace(3)
+    batch = np.random.default_rng(1).standard_normal((1, *dom.shape))
+    out = dec.gather(hf.Operator(dec, stencil).apply(dec.scatter(batch if comm.rank == 0 else None)))
+    if comm.rank == 0:
+        np.testing.assert_array_equal(out, hf.reference.apply(stencil, batch, periodic=dom.periodic))
+
+
+def test_impossible_process_grid(comm):
+    grid = (comm.size + 1, 1, 1)
+    with pytest.raises(ValueError, match=rf"process grid \({comm.size + 1}, 1, 1\) has {comm.size + 1} processes"):
+        hf.Decomposition(hf.Domain((16, 16, 16)), comm, grid=grid)
+    with pytest.raises(ValueError, match=r"non-positive"):
+        hf.Decomposition(hf.Domain((16, 16, 16)), comm, grid=(0, comm.size, 1))
+    if comm.size > 1:  # with one rank every axis has at least as many points as parts
+        with pytest.raises(ValueError, match=r"process grid \(\d+, 1, 1\) cuts axis 0 .* more parts than it has"):
+            hf.Decomposition(hf.Domain((1, 8, 8)), comm, grid=(comm.size, 1, 1))
+
+
+def test_domain_too_small_for_the_ranks(comm):
+    if comm.size == 1:
+        pytest.skip("one rank fits any domain")  # the 2-, 3- and 4-rank runs cover it
+    with pytest.raises(ValueError, match=rf"cannot split a domain of shape \(1, 1, 1\) over {comm.size} ranks"):
+        hf.Decomposition(hf.Domain((1, 1, 1)), comm)
+
+
+@pytest.mark.parametrize("radius", [0, 7])
+def test_bad_radius(radius):
+    with pytest.raises(ValueError, match=f"radius {radius}"):
+        hf.Stencil.laplace(radius)
+
+
+def test_wrong_number_of_coefficients():
+    with pytest.raises(ValueError, match="got 12 stencil coefficients"):
+        hf.Stencil.from_coefficients(np.ones(12))
+
+
+@pytest.mark.parametrize(
+    ("option", "match"),
+    [
+        ({"approach": "flat-fastest"}, "unknown approach 'flat-fastest'; known: flat-original"),
+        ({"schedule": "sideways"}, "unknown schedule 'sideways'; known: serial-dims"),
+        ({"transport": "pigeon"}, "unknown transport 'pigeon'; known: p2p"),
+        ({"batch": -2}, "batch -2 must be at least 1"),
+    ],
+)
+def test_unknown_option(comm, option, match):
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
+    with pytest.raises(ValueError, match=match):
+        hf.Operator(dec, hf.Stencil.laplace(1), **option)
+
+
+def test_scatter_of_a_wrong_shape(setup, comm):
+    dec, op = setup
+    wrong = np.zeros((2, 12, 10, 8)) if comm.rank == 0 else None
+    with pytest.raises(ValueError, match=r"scatter: array has shape \(2, 12, 10, 8\); the domain is \(12, 10, 9\)"):
+        dec.scatter(wrong)
+    with pytest.raises(TypeError, match="scatter: array has dtype complex128"):
+        dec.scatter(np.zeros((12, 10, 9), complex) if comm.rank == 0 else None)
+
+
+def test_gather_of_a_wrong_shape(setup, comm):
+    dec, op = setup
+    with pytest.raises(ValueError, match=r"gather: array has shape \(5, 5, 5\)"):
+        dec.gather(np.zeros((5, 5, 5)) if comm.rank == 0 else dec.zeros())

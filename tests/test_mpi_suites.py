@@ -1,0 +1,45 @@
+"""Runs every module in tests/mpi/ under `mpiexec -n N` for each N the module declares.
+
+A module declares its rank counts with a top-level ``RANKS = (...)``. Each (module, N)
+is one test here: it launches pytest on N ranks through hybridfd's launcher, with a
+timeout that kills a hung run and fails the test with every rank's output attached.
+One rank's failure aborts all ranks (see tests/mpi/conftest.py) and fails the test.
+
+By hand: .venv/bin/python -m hybridfd.launch -n 4 -- .venv/bin/python -m pytest tests/mpi/test_apply.py -k periodic
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from hybridfd import launch
+
+MPI_TESTS = Path(__file__).parent / "mpi"
+TIMEOUT_SECONDS = float(os.environ.get("HYBRIDFD_MPI_TEST_TIMEOUT", "600"))
+
+
+def declared_ranks(module: Path) -> tuple[int, ...]:
+    for node in ast.parse(module.read_text()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "RANKS" for t in node.targets):
+            return tuple(ast.literal_eval(node.value))
+    raise ValueError(f"{module} has no top-level RANKS = (...) declaration")
+
+
+SUITES = [(module, n) for module in sorted(MPI_TESTS.glob("test_*.py")) for n in declared_ranks(module)]
+
+
+@pytest.mark.parametrize(("module", "ranks"), SUITES, ids=[f"{m.stem}-np{n}" for m, n in SUITES])
+def test_mpi_suite(module: Path, ranks: int) -> None:
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", str(module)]
+    result = launch.run(ranks, argv, timeout=TIMEOUT_SECONDS, extra_env={"HYBRIDFD_MPI_SUITE": "1"})
+    report = f"$ {' '.join(result.command)}\n{result.output}"
+    if result.timed_out:
+        pytest.fail(f"killed after {TIMEOUT_SECONDS:.0f} s (hung?)\n{report}", pytrace=False)
+    if result.returncode != 0:
+        pytest.fail(f"exit code {result.returncode}\n{report}", pytrace=False)
+    assert " passed" in result.output, report

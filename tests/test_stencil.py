@@ -1,0 +1,73 @@
+"""Stencil construction: GPAW's Laplace table, the papers' coefficient order, bad input."""
+
+from fractions import Fraction as F
+
+import numpy as np
+import pytest
+
+import hybridfd as hf
+
+# GPAW's gpaw/fd_operators.py `laplace` table (Chelikowsky et al., PRB 50, 11355 (1994)).
+GPAW_LAPLACE = {
+    1: [F(-2), F(1)],
+    2: [F(-5, 2), F(4, 3), F(-1, 12)],
+    3: [F(-49, 18), F(3, 2), F(-3, 20), F(1, 90)],
+    4: [F(-205, 72), F(8, 5), F(-1, 5), F(8, 315), F(-1, 560)],
+    5: [F(-5269, 1800), F(5, 3), F(-5, 21), F(5, 126), F(-5, 1008), F(1, 3150)],
+    6: [F(-5369, 1800), F(12, 7), F(-15, 56), F(10, 189), F(-1, 112), F(2, 1925), F(-1, 16632)],
+}
+
+
+@pytest.mark.parametrize("radius", range(1, 7))
+def test_laplace_matches_gpaw_table_to_the_last_bit(radius):
+    table = GPAW_LAPLACE[radius]
+    stencil = hf.Stencil.laplace(radius, 1.0)
+    assert stencil.radius == radius
+    assert stencil.centre == float(table[0]) * 3.0  # GPAW: laplace[n][0] * sum over axes of 1/h^2
+    for axis in range(3):
+        for d in range(1, radius + 1):
+            assert stencil.minus[axis, d - 1] == float(table[d])
+            assert stencil.plus[axis, d - 1] == float(table[d])
+
+
+def test_laplace_scales_by_spacing_per_axis():
+    stencil = hf.Stencil.laplace(2, (0.5, 1.0, 2.0))
+    np.testing.assert_allclose(stencil.plus[:, 0], np.array([4.0, 1.0, 0.25]) * 4 / 3, rtol=1e-15)
+    np.testing.assert_allclose(stencil.centre, -2.5 * (4.0 + 1.0 + 0.25), rtol=1e-15)
+
+
+def test_from_coefficients_keeps_the_papers_order():
+    c = np.arange(1.0, 14.0)
+    stencil = hf.Stencil.from_coefficients(c)
+    assert stencil.radius == 2
+    assert stencil.centre == 1.0
+    np.testing.assert_array_equal(stencil.minus, [[2, 4], [6, 8], [10, 12]])
+    np.testing.assert_array_equal(stencil.plus, [[3, 5], [7, 9], [11, 13]])
+    np.testing.assert_array_equal(stencil.coefficients, c)
+
+
+@pytest.mark.parametrize("radius", range(1, 7))
+def test_star_round_trips_any_radius(radius):
+    rng = np.random.default_rng(radius)
+    minus, plus = rng.standard_normal((3, radius)), rng.standard_normal((3, radius))
+    stencil = hf.Stencil.star(0.5, minus, plus)
+    np.testing.assert_array_equal(stencil.minus, minus)
+    np.testing.assert_array_equal(stencil.plus, plus)
+    assert len(stencil.coefficients) == 1 + 6 * radius
+
+
+@pytest.mark.parametrize("radius", [0, 7, -1, 2.5])
+def test_laplace_rejects_a_bad_radius(radius):
+    with pytest.raises(ValueError, match=f"radius {radius!r}"):
+        hf.Stencil.laplace(radius)
+
+
+@pytest.mark.parametrize("count", [0, 1, 12, 14, 43])
+def test_from_coefficients_rejects_a_wrong_count(count):
+    with pytest.raises(ValueError, match=f"got {count} stencil coefficients"):
+        hf.Stencil.from_coefficients(np.ones(count))
+
+
+def test_laplace_rejects_a_bad_spacing():
+    with pytest.raises(ValueError, match="spacing"):
+        hf.Stencil.laplace(2, (1.0, 0.0, 1.0))
