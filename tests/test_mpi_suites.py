@@ -33,10 +33,14 @@ def declared_ranks(module: Path) -> tuple[int, ...]:
 SUITES = [(module, n) for module in sorted(MPI_TESTS.glob("test_*.py")) for n in declared_ranks(module)]
 
 
+def run_suite(module: Path, ranks: int, timeout: float = TIMEOUT_SECONDS) -> launch.Result:
+    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", str(module)]
+    return launch.run(ranks, argv, timeout=timeout, extra_env={"HYBRIDFD_MPI_SUITE": "1"})
+
+
 @pytest.mark.parametrize(("module", "ranks"), SUITES, ids=[f"{m.stem}-np{n}" for m, n in SUITES])
 def test_mpi_suite(module: Path, ranks: int) -> None:
-    argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", str(module)]
-    result = launch.run(ranks, argv, timeout=TIMEOUT_SECONDS, extra_env={"HYBRIDFD_MPI_SUITE": "1"})
+    result = run_suite(module, ranks)
     report = f"$ {' '.join(result.command)}\n{result.output}"
     if result.timed_out:
         pytest.fail(f"killed after {TIMEOUT_SECONDS:.0f} s (hung?)\n{report}", pytrace=False)

@@ -1,0 +1,87 @@
+"""The shared launcher and the MPI test harness: timeouts kill hung runs, one rank's
+failure fails the run, idle ranks are told to yield."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from hybridfd import launch
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_mpi_suites import MPI_TESTS, run_suite  # noqa: E402
+
+PY = sys.executable
+
+
+def test_yield_settings_reach_the_ranks() -> None:
+    probe = [PY, "-c", "import os; print('throttle=' + str(os.environ.get('MPIR_CVAR_CH4_PROGRESS_THROTTLE')))"]
+    assert launch.run(2, probe, timeout=60).output.count("throttle=1") == 2
+    assert launch.run(1, probe, timeout=60, yield_when_idle=False).output.count("throttle=None") == 1
+
+
+def test_a_hung_run_is_killed_and_reported() -> None:
+    result = launch.run(2, [PY, "-c", "print('started', flush=True); import time; time.sleep(300)"], timeout=5)
+    assert result.timed_out
+    assert result.seconds < 60
+    assert result.output.count("started") == 2  # what the ranks printed is kept
+
+
+def test_one_failing_rank_fails_the_run() -> None:
+    program = "from mpi4py import MPI; import sys; sys.exit(3 if MPI.COMM_WORLD.rank == 1 else 0)"
+    result = launch.run(3, [PY, "-c", program], timeout=60)
+    assert not result.timed_out
+    assert result.returncode != 0
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path) -> Path:
+    shutil.copy(MPI_TESTS / "conftest.py", tmp_path / "conftest.py")
+    return tmp_path
+
+
+def test_harness_fails_when_one_rank_fails(suite_dir: Path) -> None:
+    module = suite_dir / "test_one_rank_fails.py"
+    module.write_text(
+        "RANKS = (3,)\n"
+        "def test_rank_two_disagrees(comm):\n"
+        "    assert comm.rank != 2, 'rank two says no'\n"
+        "    comm.Barrier()  # the other ranks wait here for rank 2, which aborts instead\n"
+    )
+    result = run_suite(module, 3, timeout=120)
+    assert not result.timed_out, result.output
+    assert result.returncode != 0
+    assert "[rank 2] FAILED" in result.output and "rank two says no" in result.output
+
+
+def test_harness_kills_a_deadlocked_suite(suite_dir: Path) -> None:
+    module = suite_dir / "test_deadlock.py"
+    module.write_text(
+        "RANKS = (2,)\n"
+        "import numpy as np\n"
+        "def test_both_ranks_receive_first(comm):\n"
+        "    buffer = np.empty(1)\n"
+        "    comm.Recv(buffer, source=1 - comm.rank)\n"
+    )
+    result = run_suite(module, 2, timeout=10)
+    assert result.timed_out
+
+
+def test_command_line_usage_errors() -> None:
+    result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "2"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "no program given" in result.stderr
+    result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "0", "--", "true"], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == 2 and "-n 0" in result.stderr
+
+
+def test_command_line_runs_and_prints_the_mpiexec_line() -> None:
+    result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", "print('hi')"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0
+    assert result.stdout.splitlines().count("hi") == 2
+    assert result.stdout.startswith("launch: ") and "-n 2" in result.stdout
