@@ -123,6 +123,16 @@ NB_MODULE(_core, m) {
           [](const std::vector<double>& coefficients) { return hybridfd::Stencil::from_coefficients(coefficients); },
           "coefficients"_a);
 
+  m.def(
+      "apply_kernel",
+      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, bool out_writable) {
+        const std::string padded_dtype = dtype_name(padded.dtype()), out_dtype = dtype_name(out.dtype());
+        const auto padded_view = view(padded, padded_dtype, true), out_view = view(out, out_dtype, out_writable);
+        nb::gil_scoped_release release;
+        hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view);
+      },
+      "stencil"_a, "padded"_a, "output"_a, "output_writable"_a);
+
   nb::class_<hybridfd::Decomposition>(m, "Decomposition")
       .def(
           "__init__",

@@ -5,18 +5,32 @@
 
 namespace hybridfd {
 
+namespace {
+
+std::array<std::array<int, 2>, 3> neighbours_of(const Decomposition& decomposition) {
+  return {decomposition.neighbours(0), decomposition.neighbours(1), decomposition.neighbours(2)};
+}
+
+}  // namespace
+
 HaloPlan::HaloPlan(const Decomposition& decomposition, int radius)
-    : radius_(radius),
-      lanes_per_point_(hybridfd::lanes_per_point(decomposition.domain().dtype)),
-      extent_(decomposition.local_box().extent) {
+    : HaloPlan(decomposition.local_box().extent, radius, hybridfd::lanes_per_point(decomposition.domain().dtype),
+               neighbours_of(decomposition)) {}
+
+HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point)
+    : HaloPlan(extent, radius, lanes_per_point,
+               {{{MPI_PROC_NULL, MPI_PROC_NULL}, {MPI_PROC_NULL, MPI_PROC_NULL}, {MPI_PROC_NULL, MPI_PROC_NULL}}}) {}
+
+HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point,
+                   const std::array<std::array<int, 2>, 3>& neighbours)
+    : radius_(radius), lanes_per_point_(lanes_per_point), extent_(extent) {
   for (int axis = 0; axis < 3; ++axis) padded_[axis] = extent_[axis] + 2 * radius;
   for (int axis = 0; axis < 3; ++axis) {
-    const auto neighbours = decomposition.neighbours(axis);
     for (int side = 0; side < 2; ++side) {
       Face& face = faces_[2 * axis + side];
       face.axis = axis;
       face.side = side;
-      face.neighbour = neighbours[side];
+      face.neighbour = neighbours[axis][side];
       for (int other = 0; other < 3; ++other) {
         face.send.begin[other] = face.ghost.begin[other] = radius;
         face.send.extent[other] = face.ghost.extent[other] = extent_[other];

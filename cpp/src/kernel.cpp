@@ -10,6 +10,7 @@
 
 #include <cstdint>
 
+#include "format.hpp"
 #include "hybridfd/errors.hpp"
 
 namespace hybridfd {
@@ -75,6 +76,43 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
     dispatch_radius<2>(stencil, plan, padded, region, out);
   else
     dispatch_radius<1>(stencil, plan, padded, region, out);
+}
+
+}  // namespace hybridfd
+
+namespace hybridfd {
+
+void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out) {
+  Stencil::check_radius(stencil.radius);
+  const ScalarType type = scalar_type_from_name(padded.dtype);
+  if (out.dtype != padded.dtype)
+    throw TypeError(detail::concat("output dtype ", out.dtype, " differs from the padded input's ", padded.dtype));
+  if (padded.ndim != 3 || out.ndim != 3)
+    throw ValueError(detail::concat("padded input and output must be 3-D, got ", padded.ndim, "-D and ", out.ndim, "-D"));
+  const std::int64_t item = type == ScalarType::complex128 ? 16 : 8;
+  Index3 extent{};
+  for (int axis = 0; axis < 3; ++axis) {
+    extent[axis] = out.shape[axis];
+    if (padded.shape[axis] != extent[axis] + 2 * stencil.radius)
+      throw ValueError(detail::concat("padded input has shape ", detail::tuple_text(padded.shape, 3), "; output shape ",
+                                      detail::tuple_text(out.shape, 3), " with radius ", stencil.radius,
+                                      " needs the output's shape plus ", 2 * stencil.radius, " on every axis"));
+  }
+  for (const ArrayRef* array : {&padded, &out}) {
+    const std::array<std::int64_t, 3> expected{array->shape[1] * array->shape[2] * item, array->shape[2] * item, item};
+    for (int axis = 0; axis < 3; ++axis)
+      if (array->shape[axis] > 1 && array->strides[axis] != expected[axis])
+        throw ValueError(detail::concat(array == &out ? "output" : "padded input", " is not C-contiguous: strides ",
+                                        detail::tuple_text(array->strides, 3), " bytes"));
+  }
+  if (!out.writable) throw ValueError("output array is read-only");
+  const HaloPlan plan(extent, stencil.radius, lanes_per_point(type));
+  const auto* padded_begin = static_cast<const char*>(padded.data);
+  const auto* out_begin = static_cast<const char*>(out.data);
+  if (padded_begin < out_begin + plan.grid_lanes() * 8 && out_begin < padded_begin + plan.padded_lanes() * 8)
+    throw ValueError("output array overlaps the padded input");
+  apply_stencil(stencil, plan, static_cast<const double*>(padded.data), Region{{0, 0, 0}, extent},
+                static_cast<double*>(const_cast<void*>(out.data)));
 }
 
 }  // namespace hybridfd

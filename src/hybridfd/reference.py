@@ -31,11 +31,23 @@ def apply(stencil: Stencil, grids: np.ndarray, periodic: bool | Sequence[bool] =
         widths = [(0, 0)] * 4
         widths[axis + 1] = (r, r)
         padded = np.pad(padded, widths, mode="wrap" if wrap else "constant")
+    out = apply_padded(stencil, padded)
+    return out if grids.ndim == 4 else out[0]
+
+
+def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
+    """The stencil on grids already padded with ``r`` ghost layers per side.
+
+    ``padded`` is (..., nx+2r, ny+2r, nz+2r); returns (..., nx, ny, nz).
+    """
+    r = stencil.radius
+    padded = np.asarray(padded)
+    interior = tuple(slice(r, n - r) for n in padded.shape[-3:])
 
     def shifted(axis: int, offset: int) -> np.ndarray:
-        index = [slice(None), slice(r, -r), slice(r, -r), slice(r, -r)]
-        index[axis + 1] = slice(r + offset, padded.shape[axis + 1] - r + offset)
-        return padded[tuple(index)]
+        index = list(interior)
+        index[axis] = slice(r + offset, padded.shape[axis - 3] - r + offset)
+        return padded[(..., *index)]
 
     out = stencil.centre * shifted(0, 0)
     minus, plus = stencil.minus, stencil.plus
@@ -43,4 +55,4 @@ def apply(stencil: Stencil, grids: np.ndarray, periodic: bool | Sequence[bool] =
         for d in range(1, r + 1):
             out += minus[axis, d - 1] * shifted(axis, -d)
             out += plus[axis, d - 1] * shifted(axis, d)
-    return out if grids.ndim == 4 else out[0]
+    return out

@@ -36,6 +36,8 @@ struct Face {
 class HaloPlan {
  public:
   HaloPlan(const Decomposition& decomposition, int radius);
+  // A box with no neighbours (every face MPI_PROC_NULL), for using the kernel alone.
+  HaloPlan(const Index3& extent, int radius, int lanes_per_point);
 
   int radius() const { return radius_; }
   int lanes_per_point() const { return lanes_per_point_; }
@@ -56,6 +58,8 @@ class HaloPlan {
 
  private:
   // Copies a region between a padded grid and a contiguous buffer.
+  HaloPlan(const Index3& extent, int radius, int lanes_per_point, const std::array<std::array<int, 2>, 3>& neighbours);
+
   template <bool ToBuffer>
   void copy_region(const Region& region, double* padded, double* buffer) const;
 

@@ -1,6 +1,7 @@
 // Umbrella header for C++ users: #include <hybridfd/hybridfd.hpp>.
 #pragma once
 
+#include "hybridfd/array_ref.hpp"
 #include "hybridfd/decomposition.hpp"
 #include "hybridfd/domain.hpp"
 #include "hybridfd/errors.hpp"

@@ -1,6 +1,7 @@
 // Kernel: the stencil on a region of a padded grid, written to an unpadded output.
 #pragma once
 
+#include "hybridfd/array_ref.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/stencil.hpp"
 
@@ -14,5 +15,11 @@ namespace hybridfd {
 // does not depend on the compiler, the region split or the approach.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
+
+// Checked entry for one grid already padded with r ghost layers per side: `padded` is
+// (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
+// For benchmarks and for callers with halo code of their own. Throws ValueError/TypeError
+// naming the bad value (locally: no MPI involved).
+void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out);
 
 }  // namespace hybridfd

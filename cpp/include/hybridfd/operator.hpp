@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hybridfd/array_ref.hpp"
 #include "hybridfd/decomposition.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/schedule.hpp"
@@ -37,17 +38,6 @@ struct Options {
 Config resolve(const Options& options);
 std::vector<std::string> approach_names();
 
-// A view of a caller's array, checked before use. Strides are in bytes; only the first
-// max_dims axes of an array with more are stored (it is rejected anyway).
-struct ArrayRef {
-  static constexpr int max_dims = 8;
-  const void* data = nullptr;
-  std::string_view dtype;  // numpy's name, e.g. "float64", "complex128", "float32"
-  int ndim = 0;
-  std::array<std::int64_t, max_dims> shape{};
-  std::array<std::int64_t, max_dims> strides{};
-  bool writable = true;
-};
 
 class Operator {
  public:
