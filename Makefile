@@ -13,14 +13,14 @@ MPI_HOME ?=
 export MPI_HOME
 
 BUILD_DEPS := scikit-build-core nanobind ninja
-RUN_DEPS := numpy pytest hypothesis ruff matplotlib rich
+RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: setup demo test bench lint clean vectorisation-report
 
 setup: $(VENV)/.installed
 
-$(VENV)/.deps:
+$(VENV)/.deps: Makefile
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 ifeq ($(MPI_HOME),)
@@ -48,6 +48,7 @@ bench: setup
 lint: setup
 	$(PY) -m ruff check src tests benchmarks
 	$(PY) -m ruff format --check src tests benchmarks
+	$(VENV)/bin/clang-format --dry-run --Werror $$(find cpp -name '*.cpp' -o -name '*.hpp')
 
 # The compiler's vectorisation report for the stencil kernel (quoted in docs/kernel.md).
 vectorisation-report: setup

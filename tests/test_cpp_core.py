@@ -34,8 +34,18 @@ def installed_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run(["cmake", "--install", str(build / "core")], env=env)
     assert (prefix / "include" / "hybridfd" / "operator.hpp").exists()
     examples = build / "examples"
-    run(["cmake", "-S", str(ROOT / "cpp" / "examples"), "-B", str(examples), *generator,
-         f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
+    run(
+        [
+            "cmake",
+            "-S",
+            str(ROOT / "cpp" / "examples"),
+            "-B",
+            str(examples),
+            *generator,
+            f"-DCMAKE_PREFIX_PATH={prefix}",
+        ],
+        env=env,
+    )
     run(["cmake", "--build", str(examples)], env=env)
     return examples
 

@@ -31,7 +31,7 @@ def factorisations(ranks, shape):
     for px, py in itertools.product(range(1, ranks + 1), repeat=2):
         if ranks % (px * py) == 0:
             grid = (px, py, ranks // (px * py))
-            if all(p <= n for p, n in zip(grid, shape)):
+            if all(p <= n for p, n in zip(grid, shape, strict=True)):
                 yield grid
 
 
@@ -71,7 +71,7 @@ def test_boxes_tile_the_domain_exactly(shape, ranks):
 
 @given(shape=st.tuples(extents, extents, extents), grid=st.tuples(*(st.integers(1, 8),) * 3))
 def test_total_surface_counts_every_box_face(shape, grid):
-    if any(p > n for p, n in zip(grid, shape)):
+    if any(p > n for p, n in zip(grid, shape, strict=True)):
         return
     surface = 0
     for coords in itertools.product(*(range(p) for p in grid)):

@@ -74,14 +74,19 @@ def test_harness_kills_a_deadlocked_suite(suite_dir: Path) -> None:
 def test_command_line_usage_errors() -> None:
     result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "2"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "no program given" in result.stderr
-    result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "0", "--", "true"], capture_output=True, text=True,
-                            timeout=60)
+    result = subprocess.run(
+        [PY, "-m", "hybridfd.launch", "-n", "0", "--", "true"], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 2 and "-n 0" in result.stderr
 
 
 def test_command_line_runs_and_prints_the_mpiexec_line() -> None:
-    result = subprocess.run([PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", "print('hi')"],
-                            capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", "print('hi')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0
     assert result.stdout.splitlines().count("hi") == 2
     assert result.stdout.startswith("launch: ") and "-n 2" in result.stdout

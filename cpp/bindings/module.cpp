@@ -148,7 +148,8 @@ NB_MODULE(_core, m) {
       .def_prop_ro("size", &hybridfd::Decomposition::size)
       .def_prop_ro("communicator", [](const hybridfd::Decomposition& self) { return Comm{self.communicator()}; })
       .def("coords", &hybridfd::Decomposition::coords, "rank"_a)
-      .def("box", [](const hybridfd::Decomposition& self, int rank) { return box_tuple(self.box(rank)); }, "rank"_a)
+      .def(
+          "box", [](const hybridfd::Decomposition& self, int rank) { return box_tuple(self.box(rank)); }, "rank"_a)
       .def("neighbours", &hybridfd::Decomposition::neighbours, "axis"_a);
 
   nb::class_<hybridfd::Operator>(m, "Operator")

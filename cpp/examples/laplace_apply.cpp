@@ -8,16 +8,16 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <hybridfd/hybridfd.hpp>
 #include <memory>
 #include <vector>
-
-#include <hybridfd/hybridfd.hpp>
 
 namespace {
 
 // A deterministic, non-separable test function of the global point and grid index.
 double value(std::int64_t g, std::int64_t x, std::int64_t y, std::int64_t z) {
-  return std::sin(0.3 * x + 0.1 * g) * std::cos(0.2 * y - 0.05 * z) + 0.01 * static_cast<double>((x * 7 + y * 3 + z) % 11);
+  return std::sin(0.3 * x + 0.1 * g) * std::cos(0.2 * y - 0.05 * z) +
+         0.01 * static_cast<double>((x * 7 + y * 3 + z) % 11);
 }
 
 std::int64_t wrap(std::int64_t i, std::int64_t n) { return ((i % n) + n) % n; }

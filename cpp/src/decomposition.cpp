@@ -59,8 +59,9 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, std::optional<
                                       " processes but the communicator has ", size_, " ranks"));
     for (int axis = 0; axis < 3; ++axis)
       if (g[axis] > domain.shape[axis])
-        throw ValueError(detail::concat("process grid ", detail::tuple_text(g), " cuts axis ", axis, " of domain shape ",
-                                        detail::tuple_text(domain.shape), " into more parts than it has points"));
+        throw ValueError(detail::concat("process grid ", detail::tuple_text(g), " cuts axis ", axis,
+                                        " of domain shape ", detail::tuple_text(domain.shape),
+                                        " into more parts than it has points"));
   });
   agree_on_problems(comm, problem);
 

@@ -64,7 +64,8 @@ void HaloPlan::copy_region(const Region& region, double* padded, double* buffer)
   const std::int64_t row_lanes = region.extent[2] * lanes;
   for (std::int64_t x = 0; x < region.extent[0]; ++x)
     for (std::int64_t y = 0; y < region.extent[1]; ++y) {
-      double* row = padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * lanes;
+      double* row =
+          padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * lanes;
       if constexpr (ToBuffer)
         std::memcpy(buffer, row, row_bytes);
       else

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "format.hpp"
-#include "registry.hpp"
 #include "hybridfd/errors.hpp"
+#include "registry.hpp"
 
 namespace hybridfd {
 namespace {
@@ -57,11 +57,10 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
     for (int axis = 0; axis < 3; ++axis) {
       const bool exchanges = dec.grid()[axis] > 1 || dec.domain().periodic[axis];
       if (exchanges && box.extent[axis] < stencil.radius)
-        throw ValueError(detail::concat("box of extent ", detail::tuple_text(box.extent), " at offset ",
-                                        detail::tuple_text(box.offset), " is thinner than the stencil radius ",
-                                        stencil.radius, " on axis ", axis, " (process grid ",
-                                        detail::tuple_text(dec.grid()), ", domain shape ",
-                                        detail::tuple_text(dec.domain().shape), ")"));
+        throw ValueError(detail::concat(
+            "box of extent ", detail::tuple_text(box.extent), " at offset ", detail::tuple_text(box.offset),
+            " is thinner than the stencil radius ", stencil.radius, " on axis ", axis, " (process grid ",
+            detail::tuple_text(dec.grid()), ", domain shape ", detail::tuple_text(dec.domain().shape), ")"));
     }
     const std::int64_t largest_message =
         HaloPlan(dec, stencil.radius).max_face_lanes() * static_cast<std::int64_t>(config_.batch);
@@ -88,19 +87,19 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
     if (array->dtype != dtype)
       throw TypeError(detail::concat(name, " array has dtype ", array->dtype, "; the domain's dtype is ", dtype));
     if (array->ndim != 3 && array->ndim != 4)
-      throw ValueError(detail::concat(name, " array has shape ", shape_text(*array),
-                                      "; expected (G, nx, ny, nz) or (nx, ny, nz) with (nx, ny, nz) = ", expected_tail));
+      throw ValueError(
+          detail::concat(name, " array has shape ", shape_text(*array),
+                         "; expected (G, nx, ny, nz) or (nx, ny, nz) with (nx, ny, nz) = ", expected_tail));
     const int first = array->ndim - 3;
     for (int axis = 0; axis < 3; ++axis)
       if (array->shape[first + axis] != extent[axis])
-        throw ValueError(detail::concat(name, " array has shape ", shape_text(*array), "; this rank's box is ",
-                                        expected_tail, " points at offset ",
-                                        detail::tuple_text(decomposition_->local_box().offset), ", so expected ",
-                                        array->ndim == 4 ? "(G, " : "(", extent[0], ", ", extent[1], ", ", extent[2],
-                                        ")"));
+        throw ValueError(detail::concat(
+            name, " array has shape ", shape_text(*array), "; this rank's box is ", expected_tail, " points at offset ",
+            detail::tuple_text(decomposition_->local_box().offset), ", so expected ", array->ndim == 4 ? "(G, " : "(",
+            extent[0], ", ", extent[1], ", ", extent[2], ")"));
     // An empty array has no layout to check (numpy gives it zero strides).
-    const bool empty = std::any_of(array->shape.begin(), array->shape.begin() + array->ndim,
-                                   [](std::int64_t n) { return n == 0; });
+    const bool empty =
+        std::any_of(array->shape.begin(), array->shape.begin() + array->ndim, [](std::int64_t n) { return n == 0; });
     std::int64_t expected_stride = item_bytes(dtype);
     for (int axis = array->ndim - 1; axis >= 0 && !empty; --axis) {
       if (array->shape[axis] > 1 && array->strides[axis] != expected_stride)

@@ -26,7 +26,8 @@ Stencil Stencil::laplace(int radius, std::array<double, 3> spacing) {
   check_radius(radius);
   for (int axis = 0; axis < 3; ++axis)
     if (!(spacing[axis] > 0.0))
-      throw ValueError(detail::concat("grid spacing ", detail::tuple_text(spacing), " has a non-positive entry on axis ", axis));
+      throw ValueError(
+          detail::concat("grid spacing ", detail::tuple_text(spacing), " has a non-positive entry on axis ", axis));
   // Central difference of order 2r for d^2/dx^2 at offset d (Chelikowsky et al. 1994,
   // the table GPAW's Laplace uses):
   //   c_d = 2 (-1)^(d+1) (r!)^2 / (d^2 (r-d)! (r+d)!),   c_0 = -2 (c_1 + ... + c_r)
@@ -53,10 +54,10 @@ Stencil Stencil::laplace(int radius, std::array<double, 3> spacing) {
   for (int axis = 0; axis < 3; ++axis) {
     const double inverse_square = 1.0 / (spacing[axis] * spacing[axis]);
     inverse_square_sum += inverse_square;
-    for (int d = 1; d <= radius; ++d) stencil.minus[axis][d - 1] = stencil.plus[axis][d - 1] = unit[d - 1] * inverse_square;
+    for (int d = 1; d <= radius; ++d)
+      stencil.minus[axis][d - 1] = stencil.plus[axis][d - 1] = unit[d - 1] * inverse_square;
   }
-  stencil.centre =
-      static_cast<double>(centre_numerator) / static_cast<double>(centre_denominator) * inverse_square_sum;
+  stencil.centre = static_cast<double>(centre_numerator) / static_cast<double>(centre_denominator) * inverse_square_sum;
   return stencil;
 }
 

@@ -26,7 +26,7 @@ class Box(NamedTuple):
 
     def slices(self) -> tuple[slice, slice, slice]:
         """Index of this box in a global (Nx, Ny, Nz) grid."""
-        return tuple(slice(o, o + n) for o, n in zip(self.offset, self.extent))
+        return tuple(slice(o, o + n) for o, n in zip(self.offset, self.extent, strict=True))
 
 
 def automatic_grid(shape: Sequence[int], ranks: int) -> tuple[int, int, int]:
@@ -155,7 +155,9 @@ class Decomposition:
         if not isinstance(batch, np.ndarray):
             raise Problem(f"scatter needs a numpy.ndarray on the root rank, got {type(batch).__name__}", TypeError)
         if batch.dtype != self.domain.dtype:
-            raise Problem(f"scatter: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError)
+            raise Problem(
+                f"scatter: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError
+            )
         if batch.ndim not in (3, 4) or batch.shape[-3:] != self.domain.shape:
             raise Problem(
                 f"scatter: array has shape {batch.shape}; the domain is {self.domain.shape}, so expected "
@@ -167,7 +169,9 @@ class Decomposition:
         if not isinstance(batch, np.ndarray):
             raise Problem(f"gather needs a numpy.ndarray, got {type(batch).__name__}", TypeError)
         if batch.dtype != self.domain.dtype:
-            raise Problem(f"gather: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError)
+            raise Problem(
+                f"gather: array has dtype {batch.dtype}; the domain's dtype is {self.domain.dtype}", TypeError
+            )
         extent = self.box().extent
         if batch.ndim not in (3, 4) or batch.shape[-3:] != extent:
             raise Problem(f"gather: array has shape {batch.shape}; this rank's box is {extent}")

@@ -78,13 +78,21 @@ def show(rows: list[dict], plot_path: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"hybridfd demo: 13-point Laplacian, {rows[0]['grids']} grids of "
-                  f"{'x'.join(map(str, rows[0]['shape']))}, {rows[0]['ranks']} ranks, grid {rows[0]['process_grid']}")
+    table = Table(
+        title=f"hybridfd demo: 13-point Laplacian, {rows[0]['grids']} grids of "
+        f"{'x'.join(map(str, rows[0]['shape']))}, {rows[0]['ranks']} ranks, grid {rows[0]['process_grid']}"
+    )
     for column in ("approach", "dtype", "ms/grid", "Mpoints/s", "max rel. error", "== reference"):
         table.add_column(column, justify="left" if column in ("approach", "dtype") else "right")
     for row in rows:
-        table.add_row(row["approach"], row["dtype"], f"{row['ms_per_grid']:.3f}", f"{row['mpoints_per_s']:.1f}",
-                      f"{row['max_relative_error']:.1e}", "yes" if row["bit_identical_to_reference"] else "no")
+        table.add_row(
+            row["approach"],
+            row["dtype"],
+            f"{row['ms_per_grid']:.3f}",
+            f"{row['mpoints_per_s']:.1f}",
+            f"{row['max_relative_error']:.1e}",
+            "yes" if row["bit_identical_to_reference"] else "no",
+        )
     Console(width=120).print(table)
 
     import matplotlib
@@ -97,7 +105,9 @@ def show(rows: list[dict], plot_path: Path) -> None:
     fig, ax = plt.subplots(figsize=(6, 3.5))
     width = 0.8 / len(dtypes)
     for k, dtype in enumerate(dtypes):
-        values = [next(r["ms_per_grid"] for r in rows if r["approach"] == a and r["dtype"] == dtype) for a in approaches]
+        values = [
+            next(r["ms_per_grid"] for r in rows if r["approach"] == a and r["dtype"] == dtype) for a in approaches
+        ]
         ax.bar(np.arange(len(approaches)) + k * width, values, width, label=dtype)
     ax.set_xticks(np.arange(len(approaches)) + width * (len(dtypes) - 1) / 2, approaches)
     ax.set_ylabel("ms per grid (median)")

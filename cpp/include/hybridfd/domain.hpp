@@ -21,7 +21,7 @@ inline int lanes_per_point(ScalarType type) { return type == ScalarType::complex
 using Index3 = std::array<std::int64_t, 3>;
 
 struct Domain {
-  Index3 shape{};                 // (Nx, Ny, Nz), the papers' axis order, C order
+  Index3 shape{};                  // (Nx, Ny, Nz), the papers' axis order, C order
   std::array<bool, 3> periodic{};  // per axis; a non-periodic axis has zero ghost values
   ScalarType dtype = ScalarType::float64;
 

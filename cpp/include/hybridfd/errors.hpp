@@ -51,7 +51,7 @@ std::optional<Problem> find_problem(Check&& check) {
 // every rank must share (e.g. the number of grids in a batch); if it differs between
 // ranks, that is a ValueError on every rank too. Costs one 3-integer allreduce when
 // nothing is wrong.
-void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local,
-                       std::int64_t agreed_value = 0, const char* agreed_value_name = nullptr);
+void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value = 0,
+                       const char* agreed_value_name = nullptr);
 
 }  // namespace hybridfd

@@ -24,13 +24,13 @@ struct Region {
 
 struct Face {
   int axis = 0;
-  int side = 0;                    // 0: lower (towards smaller index), 1: upper
-  int neighbour = MPI_PROC_NULL;   // rank in the Cartesian communicator
-  Region send;                     // the r surface planes this rank sends that way
-  Region ghost;                    // the r ghost planes filled from that neighbour
-  std::int64_t lanes = 0;          // float64 lanes per grid in either region
-  int send_tag = 0;                // tags name the direction of travel, so that two
-  int receive_tag = 0;             // messages between the same pair never mix up
+  int side = 0;                   // 0: lower (towards smaller index), 1: upper
+  int neighbour = MPI_PROC_NULL;  // rank in the Cartesian communicator
+  Region send;                    // the r surface planes this rank sends that way
+  Region ghost;                   // the r ghost planes filled from that neighbour
+  std::int64_t lanes = 0;         // float64 lanes per grid in either region
+  int send_tag = 0;               // tags name the direction of travel, so that two
+  int receive_tag = 0;            // messages between the same pair never mix up
 };
 
 class HaloPlan {

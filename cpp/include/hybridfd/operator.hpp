@@ -38,7 +38,6 @@ struct Options {
 Config resolve(const Options& options);
 std::vector<std::string> approach_names();
 
-
 class Operator {
  public:
   // Collective. Throws on every rank if the stencil radius is bad, an exchanging axis of

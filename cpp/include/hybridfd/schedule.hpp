@@ -20,8 +20,8 @@ struct ScheduleContext {
   const HaloPlan* plan = nullptr;
   const Stencil* stencil = nullptr;
   Transport* transport = nullptr;
-  int rank = 0;     // this rank in the Cartesian communicator
-  int batch = 1;    // grids per message
+  int rank = 0;   // this rank in the Cartesian communicator
+  int batch = 1;  // grids per message
 };
 
 class Schedule {

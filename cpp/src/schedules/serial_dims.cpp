@@ -49,7 +49,8 @@ class SerialDims final : public Schedule {
       double* send = send_.data() + index * slot_lanes_;
       double* receive = receive_.data() + index * slot_lanes_;
       if (face.neighbour != MPI_PROC_NULL)
-        for (std::int64_t k = 0; k < count; ++k) plan.pack(face, padded_.data() + k * padded_lanes, send + k * face.lanes);
+        for (std::int64_t k = 0; k < count; ++k)
+          plan.pack(face, padded_.data() + k * padded_lanes, send + k * face.lanes);
       messages[side] = {face.neighbour, send, receive, face.lanes * count, face.send_tag, face.receive_tag};
     }
     context_.transport->start(messages);

@@ -22,8 +22,8 @@ class PointToPoint final : public Transport {
                   comm_, &requests_.emplace_back());
     for (const FaceMessage& message : messages)
       if (message.neighbour != MPI_PROC_NULL && message.neighbour != rank_)
-        MPI_Isend(message.send, static_cast<int>(message.lanes), MPI_DOUBLE, message.neighbour, message.send_tag,
-                  comm_, &requests_.emplace_back());
+        MPI_Isend(message.send, static_cast<int>(message.lanes), MPI_DOUBLE, message.neighbour, message.send_tag, comm_,
+                  &requests_.emplace_back());
     deliver_to_self(messages, rank_);
   }
 

@@ -1,0 +1,143 @@
+"""Kernel throughput on one core beside a STREAM-style copy of the same bytes and a
+numpy-slicing stencil, all measured side by side in one run (this machine is noisy:
+only ratios measured together mean anything).
+
+    .venv/bin/python benchmarks/kernel_throughput.py [--repeats 7] [--quick]
+
+Bytes moved per grid are counted as one read of the grid and one write of the result
+(2 * points * itemsize), the same bytes the copy moves; the kernel's "% of copy" is the
+copy's time over the kernel's time. Writes results/kernel_throughput.json and
+docs/img/kernel_throughput.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import hybridfd as hf
+from hybridfd.kernel import apply_padded
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def seconds(function: object) -> float:
+    start = time.perf_counter()
+    function()
+    return time.perf_counter() - start
+
+
+def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int) -> dict:
+    stencil = hf.Stencil.laplace(2, 0.2)
+    r = stencil.radius
+    rng = np.random.default_rng(0)
+    padded = rng.standard_normal((grids, shape + 2 * r, shape + 2 * r, shape + 2 * r)).astype(dtype)
+    out = np.empty((grids, shape, shape, shape), dtype=dtype)
+    source = rng.standard_normal(out.shape).astype(dtype)
+    target = np.empty_like(source)
+
+    def kernel() -> None:
+        for g in range(grids):
+            apply_padded(stencil, padded[g], out[g])
+
+    def copy() -> None:
+        np.copyto(target, source)
+
+    def numpy_stencil() -> None:
+        hf.reference.apply_padded(stencil, padded)
+
+    kernel(), copy()  # first touch of every page
+    times = {"copy": [], "kernel": [], "numpy": []}
+    for repeat in range(repeats):  # interleaved, so drifts in machine load hit all alike
+        times["copy"].append(seconds(copy))
+        times["kernel"].append(seconds(kernel))
+        if repeat < numpy_repeats:
+            times["numpy"].append(seconds(numpy_stencil))
+    np.testing.assert_array_equal(out[0], hf.reference.apply_padded(stencil, padded[0]))
+    points = grids * shape**3
+    moved = 2 * points * np.dtype(dtype).itemsize
+    median = {name: float(np.median(values)) for name, values in times.items()}
+    return {
+        "case": f"{grids} x {shape}^3",
+        "dtype": dtype,
+        "grids": grids,
+        "shape": shape,
+        "repeats": repeats,
+        "median_seconds": median,
+        "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
+        "mpoints_per_s": {name: points / t / 1e6 for name, t in median.items()},
+        "kernel_fraction_of_copy": median["copy"] / median["kernel"],
+        "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
+    }
+
+
+def plot(rows: list[dict], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    labels = [f"{row['case']}\n{row['dtype']}" for row in rows]
+    x = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(8, 4))
+    for k, (name, label) in enumerate(
+        [("copy", "copy (STREAM-style)"), ("kernel", "hybridfd kernel"), ("numpy", "numpy slicing stencil")]
+    ):
+        ax.bar(x + (k - 1) * 0.27, [row["gb_per_s"][name] for row in rows], 0.27, label=label)
+    for i, row in enumerate(rows):
+        ax.annotate(
+            f"{100 * row['kernel_fraction_of_copy']:.0f} %",
+            (x[i], row["gb_per_s"]["kernel"]),
+            ha="center",
+            va="bottom",
+            fontsize=8,
+        )
+    ax.set_xticks(x, labels, fontsize=8)
+    ax.set_ylabel("GB/s (grid read + result written)")
+    ax.set_title("13-point stencil on one core vs a copy of the same bytes (medians)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="small grids, for a smoke run")
+    args = parser.parse_args()
+    cases = [(48, 1), (24, 8)] if args.quick else [(192, 1), (96, 32)]
+    rows = [
+        measure(shape, grids, dtype, args.repeats, min(3, args.repeats))
+        for shape, grids in cases
+        for dtype in ("float64", "complex128")
+    ]
+    print(f"command: {' '.join(['python', *sys.argv])}")
+    print(f"host: {platform.node()}  build: {hf._core.build_flags()}\n")
+    print(
+        "| case | dtype | copy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of copy | numpy GB/s | kernel / numpy |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        g = row["gb_per_s"]
+        print(
+            f"| {row['case']} | {row['dtype']} | {g['copy']:.2f} | {g['kernel']:.2f} | "
+            f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
+            f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x |"
+        )
+    results = ROOT / "results"
+    results.mkdir(exist_ok=True)
+    (results / "kernel_throughput.json").write_text(json.dumps(rows, indent=2))
+    if not args.quick:
+        plot(rows, ROOT / "docs" / "img" / "kernel_throughput.png")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
