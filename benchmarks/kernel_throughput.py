@@ -6,8 +6,10 @@ only ratios measured together mean anything).
 
 Bytes moved per grid are counted as one read of the grid and one write of the result
 (2 * points * itemsize), the same bytes the copy moves; the kernel's "% of copy" is the
-copy's time over the kernel's time. Writes results/kernel_throughput.json and
-docs/img/kernel_throughput.png.
+copy's time over the kernel's time. The kernel's GFLOP/s (12r + 1 flops per float64 lane:
+one multiply per term, one add per term but the first) is set beside the core's
+arithmetic peak for separate multiplies and adds, measured by a small C++ loop in the same
+run. Writes results/kernel_throughput.json and docs/img/kernel_throughput.png.
 """
 
 from __future__ import annotations
@@ -63,6 +65,8 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     points = grids * shape**3
     moved = 2 * points * np.dtype(dtype).itemsize
     median = {name: float(np.median(values)) for name, values in times.items()}
+    lanes = 2 if dtype == "complex128" else 1
+    flops = points * lanes * (12 * stencil.radius + 1)
     return {
         "case": f"{grids} x {shape}^3",
         "dtype": dtype,
@@ -73,6 +77,7 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
         "mpoints_per_s": {name: points / t / 1e6 for name, t in median.items()},
         "kernel_fraction_of_copy": median["copy"] / median["kernel"],
+        "kernel_gflops": flops / median["kernel"] / 1e9,
         "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
     }
 
@@ -113,22 +118,32 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small grids, for a smoke run")
     args = parser.parse_args()
     cases = [(48, 1), (24, 8)] if args.quick else [(192, 1), (96, 32)]
+    peaks = [hf._core.measure_arithmetic_peak(0.3)]
     rows = [
         measure(shape, grids, dtype, args.repeats, min(3, args.repeats))
         for shape, grids in cases
         for dtype in ("float64", "complex128")
     ]
+    peaks.append(hf._core.measure_arithmetic_peak(0.3))
+    multiply_add_peak = float(np.median([p[0] for p in peaks]))
+    fma_peak = float(np.median([p[1] for p in peaks]))
+    for row in rows:
+        row["multiply_add_peak_gflops"] = multiply_add_peak
+        row["fma_peak_gflops"] = fma_peak
     print(f"command: {' '.join(['python', *sys.argv])}")
-    print(f"host: {platform.node()}  build: {hf._core.build_flags()}\n")
+    print(f"host: {platform.node()}  build: {hf._core.build_flags()}")
+    print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA\n")
     print(
-        "| case | dtype | copy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of copy | numpy GB/s | kernel / numpy |"
+        "| case | dtype | copy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of copy | kernel GFLOP/s "
+        "| % of mul+add peak | numpy GB/s | kernel / numpy |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         g = row["gb_per_s"]
         print(
             f"| {row['case']} | {row['dtype']} | {g['copy']:.2f} | {g['kernel']:.2f} | "
             f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
+            f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
             f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x |"
         )
     results = ROOT / "results"

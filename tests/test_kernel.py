@@ -40,3 +40,8 @@ def test_kernel_rejects_bad_arrays():
         apply_padded(stencil, np.asfortranarray(padded))
     with pytest.raises(ValueError, match="overlaps"):
         apply_padded(stencil, padded, out=padded.reshape(-1)[:64].reshape(4, 4, 4))
+
+
+def test_arithmetic_peak_is_measured():
+    multiply_add, fused = hf._core.measure_arithmetic_peak(0.02)
+    assert multiply_add > 0.1 and fused > 0.1  # GFLOP/s; a real core does far more

@@ -85,6 +85,13 @@ NB_MODULE(_core, m) {
   m.def("mpi_library_version", &hybridfd::mpi_library_version);
   m.def("build_flags", &hybridfd::build_flags);
   m.def("approach_names", &hybridfd::approach_names);
+  m.def(
+      "measure_arithmetic_peak",
+      [](double seconds) {
+        const auto peak = hybridfd::measure_arithmetic_peak(seconds);
+        return std::make_tuple(peak.multiply_add_gflops, peak.fma_gflops);
+      },
+      "seconds"_a = 0.2, nb::call_guard<nb::gil_scoped_release>());
   m.def("schedule_names", &hybridfd::schedule_names);
   m.def("transport_names", &hybridfd::transport_names);
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);

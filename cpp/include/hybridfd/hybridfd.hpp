@@ -8,6 +8,7 @@
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"
 #include "hybridfd/operator.hpp"
+#include "hybridfd/peak.hpp"
 #include "hybridfd/schedule.hpp"
 #include "hybridfd/stencil.hpp"
 #include "hybridfd/transport.hpp"

@@ -1,0 +1,43 @@
+#include "hybridfd/peak.hpp"
+
+#include <chrono>
+#include <cmath>
+
+namespace hybridfd {
+namespace {
+
+using Vector = double __attribute__((vector_size(32)));
+constexpr int chains = 12;  // enough independent chains to cover latency x pipes
+
+template <bool Fused>
+double gflops(double seconds) {
+  Vector value[chains];
+  for (int k = 0; k < chains; ++k) value[k] = Vector{1.0, 2.0, 3.0, 4.0} * (1e-3 * (k + 1));
+  const Vector factor{1.0000001, 1.0000001, 1.0000001, 1.0000001};
+  const Vector term{1e-9, 1e-9, 1e-9, 1e-9};
+  long rounds = 0;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0.0;
+  while (elapsed < seconds) {
+    for (int repeat = 0; repeat < 4096; ++repeat) {
+#pragma GCC unroll 12
+      for (int k = 0; k < chains; ++k) {
+        if constexpr (Fused) {
+          for (int lane = 0; lane < 4; ++lane) value[k][lane] = std::fma(value[k][lane], factor[lane], term[lane]);
+        } else {
+          value[k] = value[k] * factor + term;
+        }
+        asm volatile("" : "+x"(value[k]));  // keep every chain alive and in a register
+      }
+    }
+    rounds += 4096;
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+  return static_cast<double>(rounds) * chains * 4 * 2 / elapsed / 1e9;
+}
+
+}  // namespace
+
+ArithmeticPeak measure_arithmetic_peak(double seconds) { return {gflops<false>(seconds), gflops<true>(seconds)}; }
+
+}  // namespace hybridfd
