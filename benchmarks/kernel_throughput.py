@@ -6,8 +6,8 @@ only ratios measured together mean anything).
 
 Bytes moved per grid are counted as one read of the grid and one write of the result
 (2 * points * itemsize), the same bytes the copy moves; the kernel's "% of copy" is the
-copy's time over the kernel's time. The kernel's GFLOP/s (12r + 1 flops per float64 lane:
-one multiply per term, one add per term but the first) is set beside the core's
+copy's time over the kernel's time. The kernel's GFLOP/s (for the Laplacian, a symmetric
+stencil: 9r + 1 flops per float64 lane) is set beside the core's
 arithmetic peak for separate multiplies and adds, measured by a small C++ loop in the same
 run. Writes results/kernel_throughput.json and docs/img/kernel_throughput.png.
 """
@@ -66,7 +66,9 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     moved = 2 * points * np.dtype(dtype).itemsize
     median = {name: float(np.median(values)) for name, values in times.items()}
     lanes = 2 if dtype == "complex128" else 1
-    flops = points * lanes * (12 * stencil.radius + 1)
+    # Per float64 lane: the centre's multiply, then per pair 2 multiplies + 2 adds, or
+    # 1 multiply + 2 adds in the paired form of a symmetric stencil (the Laplacian).
+    flops = points * lanes * ((9 if stencil.symmetric else 12) * stencil.radius + 1)
     return {
         "case": f"{grids} x {shape}^3",
         "dtype": dtype,

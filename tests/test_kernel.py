@@ -19,11 +19,21 @@ def random_padded(shape: tuple[int, int, int], radius: int, dtype: str, seed: in
     return padded
 
 
+def make_stencil(radius: int, symmetric: bool) -> hf.Stencil:
+    rng = np.random.default_rng(radius)
+    if symmetric:
+        weights = rng.uniform(-2, 2, (3, radius))
+        return hf.Stencil.star(rng.uniform(-2, 2), weights, weights)
+    return hf.Stencil.from_coefficients(rng.uniform(-2, 2, 1 + 6 * radius))
+
+
+@pytest.mark.parametrize("symmetric", [False, True], ids=["general", "symmetric"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", range(1, 7))
 @pytest.mark.parametrize("shape", [(1, 1, 1), (3, 4, 5), (2, 3, 17), (5, 2, 33)])
-def test_kernel_is_bit_identical_to_reference(dtype, radius, shape):
-    stencil = hf.Stencil.from_coefficients(np.random.default_rng(radius).uniform(-2, 2, 1 + 6 * radius))
+def test_kernel_is_bit_identical_to_reference(dtype, radius, shape, symmetric):
+    stencil = make_stencil(radius, symmetric)
+    assert stencil.symmetric == symmetric
     padded = random_padded(shape, radius, dtype, seed=radius * 100 + sum(shape))
     out = apply_padded(stencil, padded)
     np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
@@ -45,3 +55,19 @@ def test_kernel_rejects_bad_arrays():
 def test_arithmetic_peak_is_measured():
     multiply_add, fused = hf._core.measure_arithmetic_peak(0.02)
     assert multiply_add > 0.1 and fused > 0.1  # GFLOP/s; a real core does far more
+
+
+def test_symmetric_form_is_the_paired_sum():
+    # One point, radius 1 along z only: centre*a + c*(lower + upper), not c*lower + c*upper.
+    # With these values the two forms round differently, so the test tells them apart.
+    stencil = hf.Stencil.star(1.0, [[0.0], [0.0], [0.1]], [[0.0], [0.0], [0.1]])
+    assert stencil.symmetric
+    padded = np.zeros((3, 3, 3))
+    padded[1, 1] = [0.1, 0.0, 0.7]
+    out = apply_padded(stencil, padded)
+    paired = 0.0 + 0.1 * (0.1 + 0.7)
+    separate = (0.0 + 0.1 * 0.1) + 0.1 * 0.7
+    assert paired != separate
+    assert out[0, 0, 0] == paired
+    assert hf.Stencil.laplace(3, (0.1, 0.2, 0.3)).symmetric
+    assert not hf.Stencil.from_coefficients(np.arange(13.0)).symmetric

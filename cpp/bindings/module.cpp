@@ -124,6 +124,7 @@ NB_MODULE(_core, m) {
       .def_ro("radius", &hybridfd::Stencil::radius)
       .def_ro("centre", &hybridfd::Stencil::centre)
       .def("coefficients", &hybridfd::Stencil::coefficients)
+      .def_prop_ro("symmetric", &hybridfd::Stencil::symmetric)
       .def_static("laplace", &hybridfd::Stencil::laplace, "radius"_a, "spacing"_a)
       .def_static(
           "from_coefficients",

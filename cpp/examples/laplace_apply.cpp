@@ -70,8 +70,14 @@ int main(int argc, char** argv) {
                 hybridfd::Index3 lower = p, upper = p;
                 lower[axis] = wrap(p[axis] - d, shape[axis]);
                 upper[axis] = wrap(p[axis] + d, shape[axis]);
-                sum += stencil.minus[axis][d - 1] * value(g, lower[0], lower[1], lower[2]);
-                sum += stencil.plus[axis][d - 1] * value(g, upper[0], upper[1], upper[2]);
+                const double below = value(g, lower[0], lower[1], lower[2]);
+                const double above = value(g, upper[0], upper[1], upper[2]);
+                if (stencil.symmetric()) {  // the Laplacian: the paired form
+                  sum += stencil.minus[axis][d - 1] * (below + above);
+                } else {
+                  sum += stencil.minus[axis][d - 1] * below;
+                  sum += stencil.plus[axis][d - 1] * above;
+                }
               }
             worst = std::max(worst, std::abs(out[index(g, x, y, z)] - sum));
           }

@@ -16,7 +16,20 @@
 namespace hybridfd {
 namespace {
 
-template <int Radius, int Lanes>
+// One pair of terms at distance d along an axis, in the documented order: a symmetric
+// stencil adds c*(lower + upper) (one multiply fewer, the form GPAW's Laplacians allow);
+// any other adds minus*lower, then plus*upper.
+template <bool Symmetric>
+inline double add_pair(double sum, double minus, double plus, double lower, double upper) {
+  if constexpr (Symmetric) {
+    return sum + minus * (lower + upper);
+  } else {
+    sum += minus * lower;
+    return sum + plus * upper;
+  }
+}
+
+template <int Radius, int Lanes, bool Symmetric>
 void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region, double* out) {
   const Index3& n = plan.extent();
   const Index3& p = plan.padded_extent();
@@ -45,35 +58,40 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
       for (std::int64_t i = 0; i < row_lanes; ++i) {
         double sum = centre * in_row[i];
 #pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d) {
-          sum += minus[0][d - 1] * in_row[i - d * stride_x];
-          sum += plus[0][d - 1] * in_row[i + d * stride_x];
-        }
+        for (int d = 1; d <= Radius; ++d)
+          sum = add_pair<Symmetric>(sum, minus[0][d - 1], plus[0][d - 1], in_row[i - d * stride_x],
+                                    in_row[i + d * stride_x]);
 #pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d) {
-          sum += minus[1][d - 1] * in_row[i - d * stride_y];
-          sum += plus[1][d - 1] * in_row[i + d * stride_y];
-        }
+        for (int d = 1; d <= Radius; ++d)
+          sum = add_pair<Symmetric>(sum, minus[1][d - 1], plus[1][d - 1], in_row[i - d * stride_y],
+                                    in_row[i + d * stride_y]);
 #pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d) {
-          sum += minus[2][d - 1] * in_row[i - d * Lanes];
-          sum += plus[2][d - 1] * in_row[i + d * Lanes];
-        }
+        for (int d = 1; d <= Radius; ++d)
+          sum = add_pair<Symmetric>(sum, minus[2][d - 1], plus[2][d - 1], in_row[i - d * Lanes], in_row[i + d * Lanes]);
         out_row[i] = sum;
       }
     }
+}
+
+template <int Radius, int Lanes>
+void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
+                       double* out) {
+  if (stencil.symmetric())
+    apply_star<Radius, Lanes, true>(stencil, plan, padded, region, out);
+  else
+    apply_star<Radius, Lanes, false>(stencil, plan, padded, region, out);
 }
 
 template <int Lanes>
 void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                      double* out) {
   switch (stencil.radius) {
-    case 1: return apply_star<1, Lanes>(stencil, plan, padded, region, out);
-    case 2: return apply_star<2, Lanes>(stencil, plan, padded, region, out);
-    case 3: return apply_star<3, Lanes>(stencil, plan, padded, region, out);
-    case 4: return apply_star<4, Lanes>(stencil, plan, padded, region, out);
-    case 5: return apply_star<5, Lanes>(stencil, plan, padded, region, out);
-    case 6: return apply_star<6, Lanes>(stencil, plan, padded, region, out);
+    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, padded, region, out);
+    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, padded, region, out);
+    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, padded, region, out);
+    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, padded, region, out);
+    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, padded, region, out);
+    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, padded, region, out);
     default: Stencil::check_radius(stencil.radius);
   }
 }

@@ -79,6 +79,13 @@ Stencil Stencil::from_coefficients(std::span<const double> coefficients) {
   return stencil;
 }
 
+bool Stencil::symmetric() const {
+  for (int axis = 0; axis < 3; ++axis)
+    for (int d = 0; d < radius; ++d)
+      if (minus[axis][d] != plus[axis][d]) return false;
+  return true;
+}
+
 std::vector<double> Stencil::coefficients() const {
   std::vector<double> result{centre};
   for (int axis = 0; axis < 3; ++axis)

@@ -1,8 +1,9 @@
 """The reference: a plain numpy star stencil on the whole, undecomposed grid.
 
 Every approach is checked against this. It sums each point's terms in the documented
-order (centre, then x-1, x+1, x-2, x+2, ..., z+r), with separate multiplies and adds,
-so for float64 it agrees with the C++ kernel to the last bit.
+order (see :mod:`hybridfd.stencil`: centre, then the pairs x-1/x+1, x-2/x+2, ..., z-r/z+r,
+paired as ``c*(lower + upper)`` for a symmetric stencil), with separate multiplies and
+adds, so for float64 it agrees with the C++ kernel to the last bit.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
     minus, plus = stencil.minus, stencil.plus
     for axis in range(3):
         for d in range(1, r + 1):
-            out += minus[axis, d - 1] * shifted(axis, -d)
-            out += plus[axis, d - 1] * shifted(axis, d)
+            if stencil.symmetric:
+                out += minus[axis, d - 1] * (shifted(axis, -d) + shifted(axis, d))
+            else:
+                out += minus[axis, d - 1] * shifted(axis, -d)
+                out += plus[axis, d - 1] * shifted(axis, d)
     return out

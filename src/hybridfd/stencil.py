@@ -1,9 +1,12 @@
 """Star stencils of radius 1..6 (GPAW journal, Sect. 2.1).
 
-A point's new value is ``centre*A[p]`` plus, for axis x, y, z and d = 1..r,
-``minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]``, summed in exactly
-that order (the order of C1..C13 in the papers). The C++ kernel and
-:func:`hybridfd.reference.apply` both sum in that order.
+A point's new value is ``centre*A[p]`` plus, for axis x, y, z and d = 1..r in that order
+(the order of C1..C13 in the papers), the pair of terms at distance d: in general
+``+ minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]``; for a symmetric
+stencil (``minus == plus`` everywhere, e.g. every Laplacian)
+``+ minus[axis][d-1]*(A[p - d e_axis] + A[p + d e_axis])``. Sums go left to right, each
+multiply and add rounded on its own. The C++ kernel and :mod:`hybridfd.reference` both
+sum in exactly this order.
 """
 
 from __future__ import annotations
@@ -67,6 +70,11 @@ class Stencil:
     @property
     def centre(self) -> float:
         return self._core.centre
+
+    @property
+    def symmetric(self) -> bool:
+        """``minus == plus`` for every axis and distance: summed in the paired form."""
+        return self._core.symmetric
 
     @property
     def coefficients(self) -> np.ndarray:

@@ -11,12 +11,14 @@ namespace hybridfd {
 
 inline constexpr int max_radius = 6;
 
-// A point's new value is
-//   centre*A[p] + sum over axis in (x, y, z), over d in 1..r of
-//       minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]
-// summed in exactly that order (the order of C1..C13 in Sect. 2.1). Every kernel
-// and the numpy reference sum in this order, which is what makes all approaches
-// bit-identical.
+// A point's new value is centre*A[p] plus, for axis x, y, z and d = 1..r in that order
+// (the order of C1..C13 in Sect. 2.1), the pair of terms at distance d:
+//   general stencil:   + minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]
+//   symmetric stencil: + minus[axis][d-1]*(A[p - d e_axis] + A[p + d e_axis])
+// summed left to right, each multiply and add rounded on its own (no FMA). A stencil is
+// symmetric when minus == plus exactly for every axis and distance (every Laplacian);
+// pairing then saves one multiply in four. Every kernel and the numpy reference sum in
+// this order, which is what makes all approaches bit-identical.
 struct Stencil {
   int radius = 1;
   double centre = 0.0;
@@ -36,6 +38,9 @@ struct Stencil {
 
   // The inverse of from_coefficients: centre, then per axis (-1, +1, -2, +2, ...).
   std::vector<double> coefficients() const;
+
+  // minus == plus for every axis and distance: the kernel sums the paired form.
+  bool symmetric() const;
 };
 
 }  // namespace hybridfd
