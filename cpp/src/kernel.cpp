@@ -1,14 +1,19 @@
-// The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius and lane
-// count, so the offsets are compile-time multiples of the strides and the z loop (unit
-// stride) vectorises. No -ffast-math and no contraction into FMA: each point is summed
-// exactly in the order of stencil.hpp.
-//
-// gcc 12 -O3 -march=native -fopt-info-vec-optimized reports for the z loop, e.g.
-//   kernel.cpp:NN:NN: optimized: loop vectorized using 32 byte vectors
-// (the report for this build is produced by `make vectorisation-report`).
+// The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count,
+// symmetry and store kind, so offsets are compile-time multiples of the strides. Points
+// are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
+// 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
+// each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
+// contraction. Large outputs are written with streaming stores.
 #include "hybridfd/kernel.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -16,11 +21,31 @@
 namespace hybridfd {
 namespace {
 
+// Four float64 lanes as one value (gcc/clang vector extension). Its arithmetic is
+// lane-wise IEEE, so a vector of points sums exactly like each point alone; loads and
+// stores go through memcpy (unaligned, no aliasing questions).
+using Vector = double __attribute__((vector_size(32)));
+constexpr int vector_lanes = 4;
+
+inline Vector load(const double* source) {
+  Vector value;
+  std::memcpy(&value, source, sizeof value);
+  return value;
+}
+
+template <class T>
+inline T read(const double* source) {
+  if constexpr (std::is_same_v<T, Vector>)
+    return load(source);
+  else
+    return *source;
+}
+
 // One pair of terms at distance d along an axis, in the documented order: a symmetric
-// stencil adds c*(lower + upper) (one multiply fewer, the form GPAW's Laplacians allow);
-// any other adds minus*lower, then plus*upper.
-template <bool Symmetric>
-inline double add_pair(double sum, double minus, double plus, double lower, double upper) {
+// stencil adds c*(lower + upper) (one multiply fewer, the form Laplacians allow); any
+// other adds minus*lower, then plus*upper.
+template <bool Symmetric, class T>
+inline T add_pair(T sum, T minus, T plus, T lower, T upper) {
   if constexpr (Symmetric) {
     return sum + minus * (lower + upper);
   } else {
@@ -29,7 +54,77 @@ inline double add_pair(double sum, double minus, double plus, double lower, doub
   }
 }
 
+// The coefficients as values of T (double, or a Vector with the coefficient in every
+// lane), made once per kernel call: broadcasting inside the loop would cost a load per
+// term, and loads, not arithmetic, would then set the pace.
+template <int Radius, class T>
+struct Coefficients {
+  T centre;
+  T minus[3][Radius];
+  T plus[3][Radius];
+
+  explicit Coefficients(const Stencil& stencil) {
+    centre = T{} + stencil.centre;
+    for (int axis = 0; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d)
+        minus[axis][d] = T{} + stencil.minus[axis][d], plus[axis][d] = T{} + stencil.plus[axis][d];
+  }
+};
+
+// The new value of the point (T = double) or of four consecutive lanes (T = Vector) at
+// `in`, summed in the documented order.
+template <int Radius, int Lanes, bool Symmetric, class T>
+inline T point_value(const Coefficients<Radius, T>& c, const double* in, std::int64_t stride_x, std::int64_t stride_y) {
+  T sum = c.centre * read<T>(in);
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[0][d - 1], c.plus[0][d - 1], read<T>(in - d * stride_x),
+                                 read<T>(in + d * stride_x));
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[1][d - 1], c.plus[1][d - 1], read<T>(in - d * stride_y),
+                                 read<T>(in + d * stride_y));
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[2][d - 1], c.plus[2][d - 1], read<T>(in - d * Lanes),
+                                 read<T>(in + d * Lanes));
+  return sum;
+}
+
+// Both forms of the coefficients a row needs.
+template <int Radius>
+struct RowCoefficients {
+  Coefficients<Radius, double> one;
+  Coefficients<Radius, Vector> four;
+  explicit RowCoefficients(const Stencil& stencil) : one(stencil), four(stencil) {}
+};
+
+constexpr std::uintptr_t cache_line_bytes = 64;
+
+// Writes `count` lanes of one row with plain stores: whole vectors, the last one
+// overlapping its predecessor when count is not a multiple of four (it writes the same
+// values again); single lanes only when the row is shorter than a vector.
 template <int Radius, int Lanes, bool Symmetric>
+inline void write_plain(const RowCoefficients<Radius>& c, const double* in, double* target, std::int64_t count,
+                        std::int64_t stride_x, std::int64_t stride_y) {
+  if (count < vector_lanes) {
+    for (std::int64_t k = 0; k < count; ++k)
+      target[k] = point_value<Radius, Lanes, Symmetric, double>(c.one, in + k, stride_x, stride_y);
+    return;
+  }
+  std::int64_t k = 0;
+  for (; k + vector_lanes <= count; k += vector_lanes) {
+    const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y);
+    std::memcpy(target + k, &value, sizeof value);
+  }
+  if (k < count) {
+    k = count - vector_lanes;
+    const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y);
+    std::memcpy(target + k, &value, sizeof value);
+  }
+}
+
+template <int Radius, int Lanes, bool Symmetric, bool Stream>
 void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region, double* out) {
   const Index3& n = plan.extent();
   const Index3& p = plan.padded_extent();
@@ -37,49 +132,55 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
   const std::int64_t stride_x = p[1] * stride_y;
   const std::int64_t out_stride_y = n[2] * Lanes;
   const std::int64_t out_stride_x = n[1] * out_stride_y;
-
-  // Local copies: the compiler then knows the coefficients cannot alias the output.
-  const double centre = stencil.centre;
-  double minus[3][Radius], plus[3][Radius];
-  for (int axis = 0; axis < 3; ++axis)
-    for (int d = 0; d < Radius; ++d) minus[axis][d] = stencil.minus[axis][d], plus[axis][d] = stencil.plus[axis][d];
+  const RowCoefficients<Radius> c(stencil);
 
   const std::int64_t row_lanes = region.extent[2] * Lanes;
   for (std::int64_t x = region.begin[0]; x < region.begin[0] + region.extent[0]; ++x)
     for (std::int64_t y = region.begin[1]; y < region.begin[1] + region.extent[1]; ++y) {
-      const double* __restrict in_row =
+      const double* in =
           padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
-      double* __restrict out_row = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
-    // The strides are plain scalars (not an array indexed by axis) so that gcc sees
-    // each term as a unit-stride access and vectorises the loop over i. `omp simd`
-    // (compiled with -fopenmp-simd: no OpenMP runtime) states that the points are
-    // independent; each point's own sum keeps its order.
-#pragma omp simd
-      for (std::int64_t i = 0; i < row_lanes; ++i) {
-        double sum = centre * in_row[i];
-#pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d)
-          sum = add_pair<Symmetric>(sum, minus[0][d - 1], plus[0][d - 1], in_row[i - d * stride_x],
-                                    in_row[i + d * stride_x]);
-#pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d)
-          sum = add_pair<Symmetric>(sum, minus[1][d - 1], plus[1][d - 1], in_row[i - d * stride_y],
-                                    in_row[i + d * stride_y]);
-#pragma GCC unroll 6
-        for (int d = 1; d <= Radius; ++d)
-          sum = add_pair<Symmetric>(sum, minus[2][d - 1], plus[2][d - 1], in_row[i - d * Lanes], in_row[i + d * Lanes]);
-        out_row[i] = sum;
+      double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
+#if defined(__AVX__)
+      if constexpr (Stream) {
+        // Non-temporal stores fill whole cache lines: no read-for-ownership of the output
+        // and no eviction of input rows still needed. A line is written either all by
+        // streaming stores or all by plain ones; mixing both on one line is very slow.
+        const auto misalignment = reinterpret_cast<std::uintptr_t>(target) % cache_line_bytes;
+        const std::int64_t head = std::min<std::int64_t>(
+            row_lanes,
+            static_cast<std::int64_t>((cache_line_bytes - misalignment) % cache_line_bytes / sizeof(double)));
+        write_plain<Radius, Lanes, Symmetric>(c, in, target, head, stride_x, stride_y);
+        std::int64_t k = head;
+        for (; k + 2 * vector_lanes <= row_lanes; k += 2 * vector_lanes) {
+          _mm256_stream_pd(target + k,
+                           point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y));
+          _mm256_stream_pd(target + k + vector_lanes, point_value<Radius, Lanes, Symmetric, Vector>(
+                                                          c.four, in + k + vector_lanes, stride_x, stride_y));
+        }
+        write_plain<Radius, Lanes, Symmetric>(c, in + k, target + k, row_lanes - k, stride_x, stride_y);
+        continue;
       }
+#endif
+      write_plain<Radius, Lanes, Symmetric>(c, in, target, row_lanes, stride_x, stride_y);
     }
+#if defined(__AVX__)
+  if constexpr (Stream) _mm_sfence();  // streamed lines are visible before anyone reads them
+#endif
 }
 
 template <int Radius, int Lanes>
 void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                        double* out) {
+  // Streaming stores need 8-byte aligned doubles to reach a 32-byte boundary; a
+  // misaligned output (a view into a byte buffer) is written with plain stores.
+  const bool stream = plan.grid_lanes() * static_cast<std::int64_t>(sizeof(double)) >= streaming_threshold_bytes &&
+                      reinterpret_cast<std::uintptr_t>(out) % sizeof(double) == 0;
   if (stencil.symmetric())
-    apply_star<Radius, Lanes, true>(stencil, plan, padded, region, out);
+    stream ? apply_star<Radius, Lanes, true, true>(stencil, plan, padded, region, out)
+           : apply_star<Radius, Lanes, true, false>(stencil, plan, padded, region, out);
   else
-    apply_star<Radius, Lanes, false>(stencil, plan, padded, region, out);
+    stream ? apply_star<Radius, Lanes, false, true>(stencil, plan, padded, region, out)
+           : apply_star<Radius, Lanes, false, false>(stencil, plan, padded, region, out);
 }
 
 template <int Lanes>
