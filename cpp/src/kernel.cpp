@@ -100,6 +100,9 @@ struct RowCoefficients {
 };
 
 constexpr std::uintptr_t cache_line_bytes = 64;
+// Input bytes a band of rows may occupy (half of a 512 KiB L2, leaving room for the
+// output and the other streams).
+constexpr std::int64_t blocking_budget_bytes = std::int64_t{256} << 10;
 
 // Writes `count` lanes of one row with plain stores: whole vectors, the last one
 // overlapping its predecessor when count is not a multiple of four (it writes the same
@@ -135,34 +138,42 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
   const RowCoefficients<Radius> c(stencil);
 
   const std::int64_t row_lanes = region.extent[2] * Lanes;
-  for (std::int64_t x = region.begin[0]; x < region.begin[0] + region.extent[0]; ++x)
-    for (std::int64_t y = region.begin[1]; y < region.begin[1] + region.extent[1]; ++y) {
-      const double* in =
-          padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
-      double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
+  // Rows are visited in bands of y so that the 2r+1 x-planes' rows of one band stay in
+  // the core's L2 while x sweeps through them: each input row is then fetched from memory
+  // once, not 2r+1 times, also for grids whose planes are too large for L2.
+  const std::int64_t row_bytes = (p[2] * Lanes) * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t band =
+      std::max<std::int64_t>(1, blocking_budget_bytes / ((2 * Radius + 1) * row_bytes) - 2 * Radius);
+  const std::int64_t y_end = region.begin[1] + region.extent[1];
+  for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band)
+    for (std::int64_t x = region.begin[0]; x < region.begin[0] + region.extent[0]; ++x)
+      for (std::int64_t y = y_band; y < std::min(y_band + band, y_end); ++y) {
+        const double* in =
+            padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
+        double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
 #if defined(__AVX__)
-      if constexpr (Stream) {
-        // Non-temporal stores fill whole cache lines: no read-for-ownership of the output
-        // and no eviction of input rows still needed. A line is written either all by
-        // streaming stores or all by plain ones; mixing both on one line is very slow.
-        const auto misalignment = reinterpret_cast<std::uintptr_t>(target) % cache_line_bytes;
-        const std::int64_t head = std::min<std::int64_t>(
-            row_lanes,
-            static_cast<std::int64_t>((cache_line_bytes - misalignment) % cache_line_bytes / sizeof(double)));
-        write_plain<Radius, Lanes, Symmetric>(c, in, target, head, stride_x, stride_y);
-        std::int64_t k = head;
-        for (; k + 2 * vector_lanes <= row_lanes; k += 2 * vector_lanes) {
-          _mm256_stream_pd(target + k,
-                           point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y));
-          _mm256_stream_pd(target + k + vector_lanes, point_value<Radius, Lanes, Symmetric, Vector>(
-                                                          c.four, in + k + vector_lanes, stride_x, stride_y));
+        if constexpr (Stream) {
+          // Non-temporal stores fill whole cache lines: no read-for-ownership of the output
+          // and no eviction of input rows still needed. A line is written either all by
+          // streaming stores or all by plain ones; mixing both on one line is very slow.
+          const auto misalignment = reinterpret_cast<std::uintptr_t>(target) % cache_line_bytes;
+          const std::int64_t head = std::min<std::int64_t>(
+              row_lanes,
+              static_cast<std::int64_t>((cache_line_bytes - misalignment) % cache_line_bytes / sizeof(double)));
+          write_plain<Radius, Lanes, Symmetric>(c, in, target, head, stride_x, stride_y);
+          std::int64_t k = head;
+          for (; k + 2 * vector_lanes <= row_lanes; k += 2 * vector_lanes) {
+            _mm256_stream_pd(target + k,
+                             point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y));
+            _mm256_stream_pd(target + k + vector_lanes, point_value<Radius, Lanes, Symmetric, Vector>(
+                                                            c.four, in + k + vector_lanes, stride_x, stride_y));
+          }
+          write_plain<Radius, Lanes, Symmetric>(c, in + k, target + k, row_lanes - k, stride_x, stride_y);
+          continue;
         }
-        write_plain<Radius, Lanes, Symmetric>(c, in + k, target + k, row_lanes - k, stride_x, stride_y);
-        continue;
-      }
 #endif
-      write_plain<Radius, Lanes, Symmetric>(c, in, target, row_lanes, stride_x, stride_y);
-    }
+        write_plain<Radius, Lanes, Symmetric>(c, in, target, row_lanes, stride_x, stride_y);
+      }
 #if defined(__AVX__)
   if constexpr (Stream) _mm_sfence();  // streamed lines are visible before anyone reads them
 #endif
