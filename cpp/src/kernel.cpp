@@ -3,17 +3,14 @@
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
-// contraction. Large outputs are written with streaming stores.
+// contraction. (Streaming stores for large outputs were tried: faster in a C++ harness,
+// 30 % slower on numpy-allocated outputs here; see the kernel issue.)
 #include "hybridfd/kernel.hpp"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
-
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -99,7 +96,6 @@ struct RowCoefficients {
   explicit RowCoefficients(const Stencil& stencil) : one(stencil), four(stencil) {}
 };
 
-constexpr std::uintptr_t cache_line_bytes = 64;
 // Input bytes a band of rows may occupy (half of a 512 KiB L2, leaving room for the
 // output and the other streams).
 constexpr std::int64_t blocking_budget_bytes = std::int64_t{256} << 10;
@@ -127,7 +123,7 @@ inline void write_plain(const RowCoefficients<Radius>& c, const double* in, doub
   }
 }
 
-template <int Radius, int Lanes, bool Symmetric, bool Stream>
+template <int Radius, int Lanes, bool Symmetric>
 void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region, double* out) {
   const Index3& n = plan.extent();
   const Index3& p = plan.padded_extent();
@@ -151,47 +147,17 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
         const double* in =
             padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
         double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
-#if defined(__AVX__)
-        if constexpr (Stream) {
-          // Non-temporal stores fill whole cache lines: no read-for-ownership of the output
-          // and no eviction of input rows still needed. A line is written either all by
-          // streaming stores or all by plain ones; mixing both on one line is very slow.
-          const auto misalignment = reinterpret_cast<std::uintptr_t>(target) % cache_line_bytes;
-          const std::int64_t head = std::min<std::int64_t>(
-              row_lanes,
-              static_cast<std::int64_t>((cache_line_bytes - misalignment) % cache_line_bytes / sizeof(double)));
-          write_plain<Radius, Lanes, Symmetric>(c, in, target, head, stride_x, stride_y);
-          std::int64_t k = head;
-          for (; k + 2 * vector_lanes <= row_lanes; k += 2 * vector_lanes) {
-            _mm256_stream_pd(target + k,
-                             point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y));
-            _mm256_stream_pd(target + k + vector_lanes, point_value<Radius, Lanes, Symmetric, Vector>(
-                                                            c.four, in + k + vector_lanes, stride_x, stride_y));
-          }
-          write_plain<Radius, Lanes, Symmetric>(c, in + k, target + k, row_lanes - k, stride_x, stride_y);
-          continue;
-        }
-#endif
         write_plain<Radius, Lanes, Symmetric>(c, in, target, row_lanes, stride_x, stride_y);
       }
-#if defined(__AVX__)
-  if constexpr (Stream) _mm_sfence();  // streamed lines are visible before anyone reads them
-#endif
 }
 
 template <int Radius, int Lanes>
 void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                        double* out) {
-  // Streaming stores need 8-byte aligned doubles to reach a 32-byte boundary; a
-  // misaligned output (a view into a byte buffer) is written with plain stores.
-  const bool stream = plan.grid_lanes() * static_cast<std::int64_t>(sizeof(double)) >= streaming_threshold_bytes &&
-                      reinterpret_cast<std::uintptr_t>(out) % sizeof(double) == 0;
   if (stencil.symmetric())
-    stream ? apply_star<Radius, Lanes, true, true>(stencil, plan, padded, region, out)
-           : apply_star<Radius, Lanes, true, false>(stencil, plan, padded, region, out);
+    apply_star<Radius, Lanes, true>(stencil, plan, padded, region, out);
   else
-    stream ? apply_star<Radius, Lanes, false, true>(stencil, plan, padded, region, out)
-           : apply_star<Radius, Lanes, false, false>(stencil, plan, padded, region, out);
+    apply_star<Radius, Lanes, false>(stencil, plan, padded, region, out);
 }
 
 template <int Lanes>

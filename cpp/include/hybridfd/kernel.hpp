@@ -9,12 +9,6 @@
 
 namespace hybridfd {
 
-// Grids whose output is at least this large are written with non-temporal (streaming)
-// stores: larger than a core's L2, such an output is evicted before it is read again,
-// so fetching its lines first (read-for-ownership) only costs bandwidth. Measured on this
-// machine: docs/benchmarks.md.
-inline constexpr std::int64_t streaming_threshold_bytes = std::int64_t{1} << 20;
-
 // Applies `stencil` at the points of `region` (in box coordinates, i.e. 0-based in the
 // unpadded box) of the padded grid `padded`, whose box extent and lane count `plan`
 // describes, and writes them to the same points of the unpadded grid `out`. Each
