@@ -53,12 +53,12 @@ lint: setup
 # Evidence that the kernel runs on 256-bit vectors: the AVX instructions the compiler
 # emitted for it, counted per kind (quoted in docs/benchmarks.md).
 vectorisation-report: setup
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/report -G Ninja -DHYBRIDFD_PYTHON=OFF \
+	@PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/report -G Ninja -DHYBRIDFD_PYTHON=OFF \
 	  -DMPI_HOME=$(or $(MPI_HOME),$(CURDIR)/$(VENV)) >/dev/null
-	cmake --build build/report --target hybridfd_core >/dev/null
-	objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
-	  | grep -oE 'v(mul|add)pd|vmovntpd|vmovupd' | sort | uniq -c
-	objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
+	@cmake --build build/report --target hybridfd_core >/dev/null
+	@objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
+	  | grep -oE 'v(mul|add)pd|vmovupd' | sort | uniq -c
+	@objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
 	  | grep -E 'v(mul|add)pd' | grep -c ymm | sed 's/^/256-bit (ymm) multiplies and adds: /'
 
 clean:
