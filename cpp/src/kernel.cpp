@@ -206,13 +206,10 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
                                       detail::tuple_text(out.shape, 3), " with radius ", stencil.radius,
                                       " needs the output's shape plus ", 2 * stencil.radius, " on every axis"));
   }
-  for (const ArrayRef* array : {&padded, &out}) {
-    const std::array<std::int64_t, 3> expected{array->shape[1] * array->shape[2] * item, array->shape[2] * item, item};
-    for (int axis = 0; axis < 3; ++axis)
-      if (array->shape[axis] > 1 && array->strides[axis] != expected[axis])
-        throw ValueError(detail::concat(array == &out ? "output" : "padded input", " is not C-contiguous: strides ",
-                                        detail::tuple_text(array->strides, 3), " bytes"));
-  }
+  for (const ArrayRef* array : {&padded, &out})
+    if (!array->c_contiguous(item))
+      throw ValueError(detail::concat(array == &out ? "output" : "padded input", " is not C-contiguous: strides ",
+                                      detail::tuple_text(array->strides, 3), " bytes"));
   if (!out.writable) throw ValueError("output array is read-only");
   const HaloPlan plan(extent, stencil.radius, lanes_per_point(type));
   const auto* padded_begin = static_cast<const char*>(padded.data);

@@ -45,6 +45,7 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
   const Decomposition& dec = *decomposition_;
   const auto problem = find_problem([&] {
     Stencil::check_radius(stencil.radius);
+    plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
     config_ = resolve(options);
     // Names are checked before anything is built, so no rank starts work another rank
     // will refuse.
@@ -62,15 +63,13 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
             " is thinner than the stencil radius ", stencil.radius, " on axis ", axis, " (process grid ",
             detail::tuple_text(dec.grid()), ", domain shape ", detail::tuple_text(dec.domain().shape), ")"));
     }
-    const std::int64_t largest_message =
-        HaloPlan(dec, stencil.radius).max_face_lanes() * static_cast<std::int64_t>(config_.batch);
+    const std::int64_t largest_message = plan_->max_face_lanes() * static_cast<std::int64_t>(config_.batch);
     if (largest_message > INT_MAX)
       throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,
                                       " float64 values, more than one MPI message can carry (", INT_MAX, ")"));
   });
   agree_on_problems(dec.communicator(), problem);
 
-  plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
   transport_ = make_transport(config_.transport, dec.communicator(), 6);
   schedule_ = make_schedule(config_.schedule, {plan_.get(), &stencil_, transport_.get(), dec.rank(), config_.batch});
 }
@@ -81,33 +80,26 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
   const Domain& domain = decomposition_->domain();
   const std::string_view dtype = scalar_type_name(domain.dtype);
   const Index3& extent = decomposition_->local_box().extent;
-  const std::string expected_tail = detail::tuple_text(extent);
+  // Messages are only built on the error path: the checks run on every apply.
+  const auto box_text = [&] { return detail::tuple_text(extent); };
   for (const auto* array : {&in, &out}) {
     const char* name = array == &in ? "input" : "output";
     if (array->dtype != dtype)
       throw TypeError(detail::concat(name, " array has dtype ", array->dtype, "; the domain's dtype is ", dtype));
     if (array->ndim != 3 && array->ndim != 4)
-      throw ValueError(
-          detail::concat(name, " array has shape ", shape_text(*array),
-                         "; expected (G, nx, ny, nz) or (nx, ny, nz) with (nx, ny, nz) = ", expected_tail));
+      throw ValueError(detail::concat(name, " array has shape ", shape_text(*array),
+                                      "; expected (G, nx, ny, nz) or (nx, ny, nz) with (nx, ny, nz) = ", box_text()));
     const int first = array->ndim - 3;
     for (int axis = 0; axis < 3; ++axis)
       if (array->shape[first + axis] != extent[axis])
         throw ValueError(detail::concat(
-            name, " array has shape ", shape_text(*array), "; this rank's box is ", expected_tail, " points at offset ",
+            name, " array has shape ", shape_text(*array), "; this rank's box is ", box_text(), " points at offset ",
             detail::tuple_text(decomposition_->local_box().offset), ", so expected ", array->ndim == 4 ? "(G, " : "(",
             extent[0], ", ", extent[1], ", ", extent[2], ")"));
-    // An empty array has no layout to check (numpy gives it zero strides).
-    const bool empty =
-        std::any_of(array->shape.begin(), array->shape.begin() + array->ndim, [](std::int64_t n) { return n == 0; });
-    std::int64_t expected_stride = item_bytes(dtype);
-    for (int axis = array->ndim - 1; axis >= 0 && !empty; --axis) {
-      if (array->shape[axis] > 1 && array->strides[axis] != expected_stride)
-        throw ValueError(detail::concat(name, " array is not C-contiguous: shape ", shape_text(*array), ", strides ",
-                                        detail::tuple_text(array->strides, static_cast<std::size_t>(array->ndim)),
-                                        " bytes"));
-      expected_stride *= array->shape[axis];
-    }
+    if (!array->c_contiguous(item_bytes(dtype)))
+      throw ValueError(detail::concat(name, " array is not C-contiguous: shape ", shape_text(*array), ", strides ",
+                                      detail::tuple_text(array->strides, static_cast<std::size_t>(array->ndim)),
+                                      " bytes"));
   }
   if (in.ndim != out.ndim || in.shape != out.shape)
     throw ValueError(

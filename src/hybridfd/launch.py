@@ -9,6 +9,7 @@ that busy-poll starve the rank that has work (see docs/oversubscription.md).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import shutil
 import signal
@@ -41,6 +42,7 @@ def mpiexec_path() -> str:
     return found
 
 
+@functools.cache
 def _is_open_mpi(mpiexec: str) -> bool:
     try:
         version = subprocess.run([mpiexec, "--version"], capture_output=True, text=True, timeout=30).stdout

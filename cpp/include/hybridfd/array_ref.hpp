@@ -17,6 +17,19 @@ struct ArrayRef {
   std::array<std::int64_t, max_dims> shape{};
   std::array<std::int64_t, max_dims> strides{};
   bool writable = true;
+
+  // C order with no gaps for items of `item_bytes`. Axes of length 1 may have any
+  // stride, and an empty array has no layout to check (numpy gives it zero strides).
+  bool c_contiguous(std::int64_t item_bytes) const {
+    for (int axis = 0; axis < ndim && axis < max_dims; ++axis)
+      if (shape[axis] == 0) return true;
+    std::int64_t expected = item_bytes;
+    for (int axis = (ndim < max_dims ? ndim : max_dims) - 1; axis >= 0; --axis) {
+      if (shape[axis] > 1 && strides[axis] != expected) return false;
+      expected *= shape[axis];
+    }
+    return true;
+  }
 };
 
 }  // namespace hybridfd
