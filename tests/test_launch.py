@@ -87,7 +87,7 @@ def test_command_line_runs_and_prints_the_mpiexec_line() -> None:
         text=True,
         timeout=60,
     )
-    assert result.returncode == 0
+    assert result.returncode == 0, result.stdout + result.stderr
     lines = result.stdout.splitlines()
     assert lines[0].startswith("launch: ") and "-n 2" in lines[0], result.stdout
     # Two ranks print concurrently; count the words, not the lines they land on.

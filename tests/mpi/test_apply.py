@@ -13,10 +13,10 @@ import hybridfd as hf
 RANKS = (1, 2, 3, 4, 8)
 
 SIZE = MPI.COMM_WORLD.size
-# Uneven on purpose: 25, 13 and 26 points split over 2, 3, 4 or 8 boxes never divide evenly
-# on every axis. Slab grids put every rank on one axis and leave the others whole (a
-# periodic axis of one box exchanges with itself).
-SHAPE = (25, 13, 26)
+# 25, 13 and 26 points split over 2, 3, 4 or 8 boxes never divide evenly on every axis;
+# 24 divides evenly by 1, 2, 3, 4 and 8. Slab grids put every rank on one axis and leave
+# the others whole (a periodic axis of one box exchanges with itself).
+SHAPES = {"uneven": (25, 13, 26), "even": (24, 24, 24)}
 GRIDS = [None, (SIZE, 1, 1), (1, 1, SIZE)]
 PERIODIC = [(True, True, True), (False, False, False), (True, False, True), (False, True, False)]
 
@@ -38,12 +38,16 @@ def random_stencil(radius: int, seed: int) -> hf.Stencil:
 @pytest.mark.parametrize("radius", [1, 2, 3])
 @pytest.mark.parametrize("grids", [1, 5])
 @pytest.mark.parametrize("process_grid", GRIDS, ids=["auto", "x-slabs", "z-slabs"])
-def test_matches_reference(comm, dtype, periodic, radius, grids, process_grid):
-    dom = hf.Domain(SHAPE, periodic=periodic, dtype=dtype)
+@pytest.mark.parametrize("split", SHAPES)
+def test_matches_reference(comm, dtype, periodic, radius, grids, process_grid, split):
+    shape = SHAPES[split]
+    dom = hf.Domain(shape, periodic=periodic, dtype=dtype)
     dec = hf.Decomposition(dom, comm, grid=process_grid)
     stencil = random_stencil(radius, seed=radius)
     seed = hash((dtype, periodic, radius, grids)) % 2**32
-    batch = random_batch((grids, *SHAPE), dtype, seed)
+    batch = random_batch((grids, *shape), dtype, seed)
+    if split == "even":
+        assert all(n % p == 0 for n, p in zip(shape, dec.grid, strict=True))
     op = hf.Operator(dec, stencil, approach="flat-original")
     out = dec.gather(op.apply(dec.scatter(batch if comm.rank == 0 else None)))
     if comm.rank == 0:
