@@ -86,6 +86,17 @@ NB_MODULE(_core, m) {
   m.def("build_flags", &hybridfd::build_flags);
   m.def("approach_names", &hybridfd::approach_names);
   m.def(
+      "stream_copy",
+      [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
+         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target) {
+        if (source.size() != target.size())
+          throw hybridfd::ValueError("stream_copy: source has " + std::to_string(source.size()) + " values, target " +
+                                     std::to_string(target.size()));
+        nb::gil_scoped_release release;
+        hybridfd::stream_copy(source.data(), target.data(), static_cast<std::int64_t>(source.size()));
+      },
+      "source"_a, "target"_a, "STREAM Copy of float64 arrays (view complex128 as float64).");
+  m.def(
       "measure_arithmetic_peak",
       [](double seconds) {
         const auto peak = hybridfd::measure_arithmetic_peak(seconds);

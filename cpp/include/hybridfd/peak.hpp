@@ -1,7 +1,9 @@
-// The core's arithmetic peak, measured by a small loop in the same run as a benchmark,
-// so a kernel's GFLOP/s can be judged against what this core delivers now (a VM's vCPU
-// may deliver far less than the data sheet).
+// Hardware references measured in the same run as a benchmark, so a kernel's numbers can
+// be judged against what this core delivers now (a VM's vCPU may deliver far less than
+// the data sheet): the arithmetic peak, and STREAM's Copy.
 #pragma once
+
+#include <cstdint>
 
 namespace hybridfd {
 
@@ -12,5 +14,10 @@ struct ArithmeticPeak {
 
 // Runs each loop for about `seconds` on the calling thread.
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
+
+// STREAM's Copy kernel, c[j] = a[j], on `count` float64 values: a plain loop with
+// ordinary stores, as STREAM compiles it (not memcpy, whose large-size paths switch to
+// non-temporal stores at size thresholds of the C library's choosing).
+void stream_copy(const double* source, double* target, std::int64_t count);
 
 }  // namespace hybridfd
