@@ -176,10 +176,13 @@ NB_MODULE(_core, m) {
           "__init__",
           [](hybridfd::Operator* self, std::shared_ptr<hybridfd::Decomposition> decomposition,
              const hybridfd::Stencil& stencil, const std::string& approach, const std::string& schedule,
-             const std::string& transport, int batch) {
-            new (self) hybridfd::Operator(std::move(decomposition), stencil, {approach, schedule, transport, batch});
+             const std::string& transport, std::optional<int> batch, std::optional<int> slope,
+             const std::string& slope_kind, std::optional<int> progress) {
+            new (self) hybridfd::Operator(std::move(decomposition), stencil,
+                                          {approach, schedule, transport, batch, slope, slope_kind, progress});
           },
-          "decomposition"_a, "stencil"_a, "approach"_a, "schedule"_a = "", "transport"_a = "", "batch"_a = 0,
+          "decomposition"_a, "stencil"_a, "approach"_a, "schedule"_a = "", "transport"_a = "", "batch"_a = nb::none(),
+          "slope"_a = nb::none(), "slope_kind"_a = "", "progress"_a = nb::none(),
           nb::call_guard<nb::gil_scoped_release>())
       .def(
           "apply",
@@ -197,6 +200,9 @@ NB_MODULE(_core, m) {
         result["schedule"] = config.schedule;
         result["transport"] = config.transport;
         result["batch"] = config.batch;
+        result["slope"] = config.slope;
+        result["slope_kind"] = config.slope_kind;
+        result["progress"] = config.progress;
         return result;
       });
 }

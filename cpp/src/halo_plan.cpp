@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 
 namespace hybridfd {
 
@@ -47,6 +48,19 @@ HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point,
       face.receive_tag = 2 * axis + (1 - side);
     }
   }
+  // What lets all-dims post every axis at once: a face reads only interior points and
+  // fills only its own ghost slab, which lies outside the interior along its axis alone
+  // (a star stencil needs no edge or corner ghosts). So no exchange reads what another
+  // writes. (A face with no neighbour moves nothing; its axis may be thinner than r.)
+  for (const Face& face : faces_)
+    for (int axis = 0; axis < 3 && face.neighbour != MPI_PROC_NULL; ++axis) {
+      const bool send_inside =
+          face.send.begin[axis] >= radius && face.send.begin[axis] + face.send.extent[axis] <= radius + extent_[axis];
+      const bool ghost_inside = face.ghost.begin[axis] >= radius &&
+                                face.ghost.begin[axis] + face.ghost.extent[axis] <= radius + extent_[axis];
+      if (!send_inside || ghost_inside != (axis != face.axis))
+        throw std::logic_error("halo plan: a face reaches outside its cross-section of the box");
+    }
 }
 
 std::int64_t HaloPlan::max_face_lanes() const {

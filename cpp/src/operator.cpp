@@ -14,10 +14,15 @@ namespace {
 // The papers' approaches as presets. Later issues add models and schedules; an
 // approach is one line here.
 const detail::Registry<Config>& approaches() {
-  static const detail::Registry<Config> presets{"approach",
-                                                {
-                                                    {"flat-original", {"flat-original", "serial-dims", "p2p", 1}},
-                                                }};
+  static const detail::Registry<Config> presets{
+      "approach",
+      {
+          // GPAW journal Sect. 4.1: per grid, x, y, z in turn.
+          {"flat-original", {"flat-original", "serial-dims", "p2p", 1, 0, "geometric", 0}},
+          // Sect. 5: all dimensions at once, double
+          // buffered, batched, sloped.
+          {"flat-optimized", {"flat-optimized", "double-buffered", "p2p", 8, 1, "geometric", 0}},
+      }};
   return presets;
 }
 
@@ -35,8 +40,16 @@ Config resolve(const Options& options) {
   Config config = approaches().at(options.approach);
   if (!options.schedule.empty()) config.schedule = options.schedule;
   if (!options.transport.empty()) config.transport = options.transport;
-  if (options.batch < 0) throw ValueError(detail::concat("batch ", options.batch, " must be at least 1"));
-  if (options.batch > 0) config.batch = options.batch;
+  if (options.batch) config.batch = *options.batch;
+  if (options.slope) config.slope = *options.slope;
+  if (!options.slope_kind.empty()) config.slope_kind = options.slope_kind;
+  if (options.progress) config.progress = *options.progress;
+  check_schedule_name(config.schedule);
+  check_transport_name(config.transport);
+  BatchShape{config.batch, config.slope, slope_kind_from_name(config.slope_kind)}.validate();
+  if (config.progress < 0)
+    throw ValueError(detail::concat("progress ", config.progress,
+                                    " must be 0 (off) or k > 0 (test messages in flight every k grids computed)"));
   return config;
 }
 
@@ -45,12 +58,9 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
   const Decomposition& dec = *decomposition_;
   const auto problem = find_problem([&] {
     Stencil::check_radius(stencil.radius);
-    plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
+    // Everything is checked before anything is built, so no rank starts work another
+    // rank will refuse.
     config_ = resolve(options);
-    // Names are checked before anything is built, so no rank starts work another rank
-    // will refuse.
-    check_schedule_name(config_.schedule);
-    check_transport_name(config_.transport);
     // An axis that exchanges halos (cut into several boxes, or periodic) needs every
     // box to be at least r points thick, or a ghost layer would need points from a
     // rank beyond the nearest neighbour.
@@ -63,6 +73,7 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
             " is thinner than the stencil radius ", stencil.radius, " on axis ", axis, " (process grid ",
             detail::tuple_text(dec.grid()), ", domain shape ", detail::tuple_text(dec.domain().shape), ")"));
     }
+    plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
     const std::int64_t largest_message = plan_->max_face_lanes() * static_cast<std::int64_t>(config_.batch);
     if (largest_message > INT_MAX)
       throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,
@@ -70,8 +81,10 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
   });
   agree_on_problems(dec.communicator(), problem);
 
-  transport_ = make_transport(config_.transport, dec.communicator(), 6);
-  schedule_ = make_schedule(config_.schedule, {plan_.get(), &stencil_, transport_.get(), dec.rank(), config_.batch});
+  // Six messages per batch; double buffering has two batches in flight.
+  transport_ = make_transport(config_.transport, dec.communicator(), 6, 2);
+  const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
+  schedule_ = make_schedule(config_.schedule, {plan_.get(), &stencil_, transport_.get(), batches, config_.progress});
 }
 
 Operator::~Operator() = default;

@@ -6,6 +6,9 @@
 namespace hybridfd {
 
 std::unique_ptr<Schedule> make_serial_dims_schedule(const ScheduleContext& context);
+std::unique_ptr<Schedule> make_all_dims_schedule(const ScheduleContext& context);
+std::unique_ptr<Schedule> make_double_buffered_schedule(const ScheduleContext& context);
+std::unique_ptr<Schedule> make_overlap_schedule(const ScheduleContext& context);
 
 namespace {
 
@@ -15,6 +18,9 @@ const detail::Registry<Factory>& registry() {
   static const detail::Registry<Factory> schedules{"schedule",
                                                    {
                                                        {"serial-dims", make_serial_dims_schedule},
+                                                       {"all-dims", make_all_dims_schedule},
+                                                       {"double-buffered", make_double_buffered_schedule},
+                                                       {"overlap", make_overlap_schedule},
                                                    }};
   return schedules;
 }

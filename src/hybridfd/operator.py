@@ -27,6 +27,9 @@ class Operator:
         schedule: str | None = None,
         transport: str | None = None,
         batch: int | None = None,
+        slope: int | None = None,
+        slope_kind: str | None = None,
+        progress: int | None = None,
     ) -> None:
         if not isinstance(decomposition, Decomposition):
             raise TypeError(f"decomposition must be a hybridfd.Decomposition, got {type(decomposition).__name__}")
@@ -35,12 +38,20 @@ class Operator:
         self.decomposition = decomposition
         self.stencil = stencil
         self._core = _core.Operator(
-            decomposition._core, stencil._core, approach, schedule or "", transport or "", batch or 0
+            decomposition._core,
+            stencil._core,
+            approach,
+            schedule or "",
+            transport or "",
+            batch,
+            slope,
+            slope_kind or "",
+            progress,
         )
 
     @property
     def config(self) -> dict:
-        """The resolved configuration: approach, schedule, transport, batch."""
+        """The resolved configuration: approach, schedule, transport, batch, slope, slope_kind, progress."""
         return self._core.config
 
     def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:

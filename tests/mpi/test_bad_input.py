@@ -153,10 +153,25 @@ def test_wrong_number_of_coefficients():
 @pytest.mark.parametrize(
     ("option", "match"),
     [
-        ({"approach": "flat-fastest"}, "unknown approach 'flat-fastest'; known: flat-original"),
-        ({"schedule": "sideways"}, "unknown schedule 'sideways'; known: serial-dims"),
-        ({"transport": "pigeon"}, "unknown transport 'pigeon'; known: p2p"),
+        ({"approach": "flat-fastest"}, "unknown approach 'flat-fastest'; known: flat-optimized, flat-original"),
+        (
+            {"schedule": "sideways"},
+            "unknown schedule 'sideways'; known: all-dims, double-buffered, overlap, serial-dims",
+        ),
+        ({"transport": "pigeon"}, "unknown transport 'pigeon'; known: p2p, persistent"),
         ({"batch": -2}, "batch -2 must be at least 1"),
+        ({"batch": 0}, "batch 0 must be at least 1"),
+        (
+            {"batch": 4, "slope": 3},
+            r"slope 3 \(geometric\) with batch 4 makes the first batch smaller than one grid; the largest",
+        ),
+        (
+            {"batch": 3, "slope": 3, "slope_kind": "linear"},
+            r"slope 3 \(linear\) with batch 3 .* the largest such slope is 2",
+        ),
+        ({"slope": -1}, "slope -1 must be 0"),
+        ({"slope_kind": "steep"}, "unknown slope kind 'steep'; known: geometric, linear"),
+        ({"progress": -1}, "progress -1 must be 0"),
     ],
 )
 def test_unknown_option(comm, option, match):

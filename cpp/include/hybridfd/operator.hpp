@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,14 +25,21 @@ struct Config {
   std::string schedule;
   std::string transport;
   int batch = 1;
+  int slope = 0;
+  std::string slope_kind = "geometric";
+  int progress = 0;
 };
 
-// What the user asked for: an approach preset, optionally with explicit overrides.
+// What the user asked for: an approach preset, optionally with explicit overrides (an
+// empty string or an empty optional keeps the preset's choice).
 struct Options {
   std::string approach = "flat-original";
-  std::string schedule;   // empty: the approach's
-  std::string transport;  // empty: the approach's
-  int batch = 0;          // 0: the approach's
+  std::string schedule;
+  std::string transport;
+  std::optional<int> batch;
+  std::optional<int> slope;
+  std::string slope_kind;
+  std::optional<int> progress;
 };
 
 // Throws ValueError naming the approach and listing the known ones.

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "hybridfd/batches.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/stencil.hpp"
 #include "hybridfd/transport.hpp"
@@ -20,8 +21,9 @@ struct ScheduleContext {
   const HaloPlan* plan = nullptr;
   const Stencil* stencil = nullptr;
   Transport* transport = nullptr;
-  int rank = 0;   // this rank in the Cartesian communicator
-  int batch = 1;  // grids per message
+  BatchShape batches;  // grids per message, and the slope at the start
+  int progress = 0;    // schedules that compute while messages fly test them every
+                       // `progress` grids computed (0: never)
 };
 
 class Schedule {

@@ -26,17 +26,22 @@ struct FaceMessage {
   int receive_tag = 0;
 };
 
+// Moves the face messages of one batch. Up to `max_in_flight` batches may be under way at
+// once (double buffering has two); each start() returns a ticket naming its batch.
 class Transport {
  public:
   virtual ~Transport() = default;
-  // Starts moving the messages; buffers must stay untouched until finish().
-  virtual void start(std::span<const FaceMessage> messages) = 0;
-  // Returns when every message started since the last finish() has arrived.
-  virtual void finish() = 0;
+  // Starts moving the messages; their buffers must stay untouched until finish(ticket).
+  virtual int start(std::span<const FaceMessage> messages) = 0;
+  // Returns when every message of that batch has arrived and every send buffer is free.
+  virtual void finish(int ticket) = 0;
+  // Lets the MPI library move that batch's messages (it may only do so inside an MPI
+  // call): called between compute blocks by schedules with progress on.
+  virtual void progress(int ticket) = 0;
 };
 
 // Throws ValueError naming the transport and listing the known ones.
-std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, int max_messages);
+std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, int max_messages, int max_in_flight);
 std::vector<std::string> transport_names();
 // Throws ValueError naming the transport and listing the known ones.
 void check_transport_name(std::string_view name);

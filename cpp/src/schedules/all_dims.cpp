@@ -1,0 +1,35 @@
+// all-dims: post the exchanges of all three dimensions at once, wait for all, compute
+// (GPAW journal, Sect. 5: use all six torus links at the same time). Valid because a
+// star stencil reads no edge or corner ghosts: each face is the box's cross-section and
+// reads only interior points, so no exchange depends on another (HaloPlan asserts it).
+#include "batched.hpp"
+
+namespace hybridfd {
+namespace {
+
+class AllDims final : public Schedule {
+ public:
+  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1) {}
+
+  void apply(const double* in, double* out, std::int64_t grids) override {
+    Transport& transport = *buffers_.context().transport;
+    detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
+      buffers_.copy_in(0, in, first, count);
+      const auto messages = buffers_.pack(0, count, detail::all_axes);
+      transport.finish(transport.start(messages));
+      buffers_.unpack(0, count, detail::all_axes);
+      for (std::int64_t k = 0; k < count; ++k) buffers_.compute(0, out, first, k, buffers_.whole_box());
+    });
+  }
+
+ private:
+  detail::BatchBuffers buffers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Schedule> make_all_dims_schedule(const ScheduleContext& context) {
+  return std::make_unique<AllDims>(context);
+}
+
+}  // namespace hybridfd
