@@ -9,6 +9,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <atomic>
 #include <hybridfd/hybridfd.hpp>
 
 namespace nb = nanobind;
@@ -34,6 +35,10 @@ struct type_caster<Comm> {
   static handle from_cpp(Comm comm, rv_policy, cleanup_list*) noexcept { return PyMPIComm_New(comm.handle); }
 };
 }  // namespace nanobind::detail
+
+namespace hybridfd_bindings {
+extern std::atomic<std::int64_t> allocations;
+}
 
 namespace {
 
@@ -193,6 +198,18 @@ NB_MODULE(_core, m) {
             self.apply(in_view, out_view);
           },
           "input"_a, "output"_a, "output_writable"_a)
+      .def(
+          "apply_counting_allocations",
+          [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
+            const std::string in_dtype = dtype_name(in.dtype()), out_dtype = dtype_name(out.dtype());
+            const auto in_view = view(in, in_dtype, true), out_view = view(out, out_dtype, out_writable);
+            nb::gil_scoped_release release;
+            const std::int64_t before = hybridfd_bindings::allocations.load();
+            self.apply(in_view, out_view);
+            return hybridfd_bindings::allocations.load() - before;
+          },
+          "input"_a, "output"_a, "output_writable"_a,
+          "apply, returning how many C++ heap allocations the core made meanwhile (for tests)")
       .def_prop_ro("config", [](const hybridfd::Operator& self) {
         const auto& config = self.config();
         nb::dict result;
