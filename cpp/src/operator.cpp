@@ -84,7 +84,8 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
   // Six messages per batch; double buffering has two batches in flight.
   transport_ = make_transport(config_.transport, dec.communicator(), 6, 2);
   const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
-  schedule_ = make_schedule(config_.schedule, {plan_.get(), &stencil_, transport_.get(), batches, config_.progress});
+  schedule_ = make_schedule(config_.schedule,
+                            {plan_.get(), &stencil_, transport_.get(), dec.rank(), batches, config_.progress});
 }
 
 Operator::~Operator() = default;

@@ -21,6 +21,7 @@ struct ScheduleContext {
   const HaloPlan* plan = nullptr;
   const Stencil* stencil = nullptr;
   Transport* transport = nullptr;
+  int rank = 0;        // this rank in the Cartesian communicator
   BatchShape batches;  // grids per message, and the slope at the start
   int progress = 0;    // schedules that compute while messages fly test them every
                        // `progress` grids computed (0: never)

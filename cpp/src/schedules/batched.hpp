@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
@@ -63,8 +64,7 @@ class BatchBuffers {
     return messages;
   }
 
-  template <std::size_t Axes>
-  void unpack(int set, std::int64_t count, const std::array<int, Axes>& axes) {
+  void unpack(int set, std::int64_t count, std::span<const int> axes) {
     for (int axis : axes)
       for (int side = 0; side < 2; ++side) {
         const int index = 2 * axis + side;

@@ -1,5 +1,6 @@
 // overlap: while a batch's halos are in flight, compute each grid's interior (the points
-// whose stencil reaches no ghost), then, once they have arrived, the boundary shell
+// whose stencil reaches no ghost from another rank), then, once they have arrived, the
+// boundary shell
 // (Rabenseifner's overlapping of communication and computation, beyond the GPAW papers).
 // Every point is computed once by the same kernel, so results are bit-identical to
 // computing the whole box at once.
@@ -11,38 +12,58 @@ namespace {
 class Overlap final : public Schedule {
  public:
   explicit Overlap(const ScheduleContext& context) : buffers_(context, 1) {
-    const Index3& n = context.plan->extent();
-    const std::int64_t r = context.plan->radius();
-    if (n[0] <= 2 * r || n[1] <= 2 * r || n[2] <= 2 * r) {
-      shell_[0] = buffers_.whole_box();  // no interior: everything waits for the halos
-      shell_regions_ = 1;
+    const HaloPlan& plan = *context.plan;
+    const Index3& n = plan.extent();
+    const std::int64_t r = plan.radius();
+    // An axis whose ghosts come from another rank is "remote"; the ghosts of the others
+    // (a neighbour that is this rank itself, or none) are filled as soon as the batch
+    // starts, so the interior may span those axes whole: long rows, few shell slabs.
+    bool remote[3];
+    for (int axis = 0; axis < 3; ++axis) {
+      remote[axis] = false;
+      for (int side = 0; side < 2; ++side) {
+        const int neighbour = plan.faces()[2 * axis + side].neighbour;
+        remote[axis] = remote[axis] || (neighbour != MPI_PROC_NULL && neighbour != context.rank);
+      }
+      (remote[axis] ? remote_axes_ : local_axes_)[(remote[axis] ? remote_count_ : local_count_)++] = axis;
+    }
+    Region core = buffers_.whole_box();
+    for (int axis = 0; axis < 3; ++axis)
+      if (remote[axis]) core.begin[axis] = r, core.extent[axis] = n[axis] - 2 * r;
+    if (core.extent[0] <= 0 || core.extent[1] <= 0 || core.extent[2] <= 0) {
+      shell_[shell_regions_++] = buffers_.whole_box();  // no interior: all waits for halos
       return;
     }
-    interior_ = {{r, r, r}, {n[0] - 2 * r, n[1] - 2 * r, n[2] - 2 * r}};
-    // The shell as six disjoint slabs: x faces whole, y faces without the x slabs, z faces
-    // without the x and y slabs.
-    shell_[0] = {{0, 0, 0}, {r, n[1], n[2]}};
-    shell_[1] = {{n[0] - r, 0, 0}, {r, n[1], n[2]}};
-    shell_[2] = {{r, 0, 0}, {n[0] - 2 * r, r, n[2]}};
-    shell_[3] = {{r, n[1] - r, 0}, {n[0] - 2 * r, r, n[2]}};
-    shell_[4] = {{r, r, 0}, {n[0] - 2 * r, n[1] - 2 * r, r}};
-    shell_[5] = {{r, r, n[2] - r}, {n[0] - 2 * r, n[1] - 2 * r, r}};
-    shell_regions_ = 6;
+    interior_ = core;
+    // The shell as disjoint slabs: for each remote axis in turn, its two end slabs within
+    // what the earlier axes' slabs left over.
+    Region rest = buffers_.whole_box();
+    for (int axis = 0; axis < 3; ++axis) {
+      if (!remote[axis]) continue;
+      Region low = rest, high = rest;
+      low.extent[axis] = high.extent[axis] = r;
+      high.begin[axis] = n[axis] - r;
+      shell_[shell_regions_++] = low;
+      shell_[shell_regions_++] = high;
+      rest.begin[axis] = r, rest.extent[axis] = n[axis] - 2 * r;
+    }
   }
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     const ScheduleContext& context = buffers_.context();
     Transport& transport = *context.transport;
+    const std::span<const int> local(local_axes_.data(), local_count_), remote(remote_axes_.data(), remote_count_);
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
       buffers_.copy_in(0, in, first, count);
       const int ticket = transport.start(buffers_.pack(0, count, detail::all_axes));
+      buffers_.unpack(0, count, local);  // delivered within start(): no wait
       if (interior_.points() > 0)
         for (std::int64_t k = 0; k < count; ++k) {
           buffers_.compute(0, out, first, k, interior_);
           if (context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(ticket);
         }
       transport.finish(ticket);
-      buffers_.unpack(0, count, detail::all_axes);
+      buffers_.unpack(0, count, remote);
       for (std::int64_t k = 0; k < count; ++k)
         for (int region = 0; region < shell_regions_; ++region) buffers_.compute(0, out, first, k, shell_[region]);
     });
@@ -50,6 +71,8 @@ class Overlap final : public Schedule {
 
  private:
   detail::BatchBuffers buffers_;
+  std::array<int, 3> local_axes_{}, remote_axes_{};
+  std::size_t local_count_ = 0, remote_count_ = 0;
   Region interior_;
   std::array<Region, 6> shell_;
   int shell_regions_ = 0;
