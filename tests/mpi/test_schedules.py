@@ -16,8 +16,15 @@ RANKS = (1, 2, 3, 4, 8)
 GRIDS = 7  # with batch 2 or 3 and every slope, the last batch is clipped
 BATCHES = (1, 2, 3, GRIDS)
 SLOPES = ((0, "geometric"), (1, "geometric"), (2, "geometric"), (1, "linear"), (2, "linear"))
+# (dtype, periodic, radius, shape): both dtypes, periodic and not per axis, radius 1..3,
+# uneven and even splits (24 divides by 1, 2, 3, 4 and 8 ranks).
 CASES = [
-    (dtype, periodic) for dtype in ("float64", "complex128") for periodic in ((True, False, True), (False, True, False))
+    ("float64", (True, False, True), 2, (25, 13, 26)),
+    ("complex128", (False, True, False), 2, (25, 13, 26)),
+    ("float64", (False, False, False), 1, (25, 13, 26)),
+    ("complex128", (True, True, True), 3, (25, 13, 26)),
+    ("float64", (True, True, True), 3, (24, 24, 24)),
+    ("complex128", (True, False, True), 1, (24, 24, 24)),
 ]
 
 
@@ -44,10 +51,10 @@ def batch_of(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
 def cases():
     """Per data case: decomposition, scattered input, flat-original's output, reference."""
     comm = MPI.COMM_WORLD
-    stencil = hf.Stencil.from_coefficients(np.random.default_rng(5).uniform(-1, 1, 13))
     result = []
-    for seed, (dtype, periodic) in enumerate(CASES):
-        dom = hf.Domain((25, 13, 26), periodic=periodic, dtype=dtype)
+    for seed, (dtype, periodic, radius, shape) in enumerate(CASES):
+        stencil = hf.Stencil.from_coefficients(np.random.default_rng(seed).uniform(-1, 1, 1 + 6 * radius))
+        dom = hf.Domain(shape, periodic=periodic, dtype=dtype)
         dec = hf.Decomposition(dom, comm)
         full = batch_of((GRIDS, *dom.shape), dtype, seed)
         local = dec.scatter(full if comm.rank == 0 else None)
