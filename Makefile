@@ -16,7 +16,7 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report
+.PHONY: setup demo test bench lint clean vectorisation-report peers
 
 setup: $(VENV)/.installed
 
@@ -44,6 +44,8 @@ test: setup
 bench: setup
 	$(PY) benchmarks/kernel_throughput.py
 	$(PY) benchmarks/oversubscription.py
+	$(PY) benchmarks/latency_hiding.py
+	$(PY) benchmarks/compare_gpaw.py
 
 lint: setup
 	$(PY) -m ruff check src tests benchmarks
@@ -60,6 +62,16 @@ vectorisation-report: setup
 	  | grep -oE 'v(mul|add)pd|vmovupd' | sort | uniq -c
 	@objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
 	  | grep -E 'v(mul|add)pd' | grep -c ymm | sed 's/^/256-bit (ymm) multiplies and adds: /'
+
+# Peer codes for side-by-side benchmarks, each in its own environment (never a
+# dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).
+peers: .peers/gpaw/bin/gpaw
+
+.peers/gpaw/bin/gpaw:
+	apt-get install -y -q libxc-dev libblas-dev liblapack-dev
+	$(PYTHON) -m venv .peers/gpaw
+	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet mpi4py mpich
+	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet gpaw
 
 clean:
 	rm -rf build $(VENV)

@@ -51,11 +51,12 @@ def _is_open_mpi(mpiexec: str) -> bool:
     return "Open MPI" in version or "OpenRTE" in version
 
 
-def command(ranks: int, argv: list[str]) -> list[str]:
-    """The mpiexec command line that runs ``argv`` on ``ranks`` ranks."""
+def command(ranks: int, argv: list[str], mpiexec: str | None = None) -> list[str]:
+    """The mpiexec command line that runs ``argv`` on ``ranks`` ranks (another MPI's
+    ``mpiexec`` may be given, e.g. a peer code's in its own environment)."""
     if ranks < 1:
         raise ValueError(f"number of ranks must be at least 1, got {ranks}")
-    mpiexec = mpiexec_path()
+    mpiexec = mpiexec or mpiexec_path()
     extra = ["--oversubscribe"] if _is_open_mpi(mpiexec) else []
     return [mpiexec, *extra, "-n", str(ranks), *argv]
 
@@ -90,13 +91,14 @@ def run(
     yield_when_idle: bool = True,
     extra_env: dict[str, str] | None = None,
     capture: bool = True,
+    mpiexec: str | None = None,
 ) -> Result:
     """Run ``argv`` on ``ranks`` ranks; with ``capture``, stdout and stderr go to ``output``.
 
     A run that outlives ``timeout`` seconds is killed with its whole process group (so no
     rank outlives it) and reported with ``timed_out=True`` and whatever the ranks printed.
     """
-    cmd = command(ranks, argv)
+    cmd = command(ranks, argv, mpiexec)
     env = environment(yield_when_idle)
     env.update(extra_env or {})
     pipe = subprocess.PIPE if capture else None
