@@ -38,7 +38,7 @@ def hybridfd_worker(shape: int, grids: int, dtype: str, repeats: int) -> None:
     import hybridfd as hf
 
     sys.path.insert(0, str(Path(__file__).parent / "peers"))
-    from gpaw_laplace import field  # the same input function as GPAW's side
+    from job import field  # the same input as GPAW's side
 
     comm = MPI.COMM_WORLD
     dec = hf.Decomposition(hf.Domain((shape,) * 3, dtype=dtype), comm)
@@ -113,7 +113,7 @@ def main() -> int:
                 ours = launch.run(ranks, [sys.executable, __file__, "--worker", dtype, *job], timeout=1200)
                 for name, result in (("GPAW", gpaw), ("hybridfd", ours)):
                     if result.returncode != 0 or result.timed_out:
-                        print(f"{name} failed:\n{result.output}", file=sys.stderr)
+                        print(f"{name} failed: {' '.join(result.command)}\n{result.output}", file=sys.stderr)
                         return 1
                 theirs, mine = parse(gpaw.output), parse(ours.output)
                 samples.setdefault((ranks, dtype, "GPAW Laplace.apply"), []).append(theirs["ms_per_grid"])
