@@ -1,5 +1,5 @@
-// The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count,
-// symmetry and store kind, so offsets are compile-time multiples of the strides. Points
+// The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count
+// and symmetry, so offsets are compile-time multiples of the strides. Points
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
