@@ -70,16 +70,16 @@ std::int64_t HaloPlan::max_face_lanes() const {
 }
 
 template <bool ToBuffer>
-void HaloPlan::copy_region(const Region& region, double* padded, double* buffer) const {
+void HaloPlan::copy_region(const Region& region, const Index3& array_extent, double* array, double* buffer) const {
   const std::int64_t lanes = lanes_per_point_;
-  const std::int64_t stride_y = padded_[2] * lanes;
-  const std::int64_t stride_x = padded_[1] * stride_y;
-  const std::size_t row_bytes = static_cast<std::size_t>(region.extent[2] * lanes) * sizeof(double);
+  const std::int64_t stride_y = array_extent[2] * lanes;
+  const std::int64_t stride_x = array_extent[1] * stride_y;
   const std::int64_t row_lanes = region.extent[2] * lanes;
+  const std::size_t row_bytes = static_cast<std::size_t>(row_lanes) * sizeof(double);
   for (std::int64_t x = 0; x < region.extent[0]; ++x)
     for (std::int64_t y = 0; y < region.extent[1]; ++y) {
       double* row =
-          padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * lanes;
+          array + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * lanes;
       if constexpr (ToBuffer)
         std::memcpy(buffer, row, row_bytes);
       else
@@ -90,15 +90,17 @@ void HaloPlan::copy_region(const Region& region, double* padded, double* buffer)
 
 void HaloPlan::copy_interior_in(const double* grid, double* padded) const {
   const Region interior{{radius_, radius_, radius_}, extent_};
-  copy_region<false>(interior, padded, const_cast<double*>(grid));
+  copy_region<false>(interior, padded_, padded, const_cast<double*>(grid));
 }
 
-void HaloPlan::pack(const Face& face, const double* padded, double* buffer) const {
-  copy_region<true>(face.send, const_cast<double*>(padded), buffer);
+void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const {
+  Region in_grid = face.send;  // padded coordinates -> the unpadded grid's
+  for (int axis = 0; axis < 3; ++axis) in_grid.begin[axis] -= radius_;
+  copy_region<true>(in_grid, extent_, const_cast<double*>(grid), buffer);
 }
 
 void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) const {
-  copy_region<false>(face.ghost, padded, const_cast<double*>(buffer));
+  copy_region<false>(face.ghost, padded_, padded, const_cast<double*>(buffer));
 }
 
 }  // namespace hybridfd

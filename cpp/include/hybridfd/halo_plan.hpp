@@ -53,15 +53,21 @@ class HaloPlan {
 
   // Copy one user grid (C-contiguous, unpadded) into the interior of a padded grid.
   void copy_interior_in(const double* grid, double* padded) const;
-  void pack(const Face& face, const double* padded, double* buffer) const;
+  // Packs a face's send region straight from an unpadded user grid (a face reads only
+  // interior points), so a batch's messages can leave before any grid is copied into a
+  // padded buffer.
+  void pack(const Face& face, const double* grid, double* buffer) const;
+  // Fills a face's ghost region of a padded grid from its received message.
   void unpack(const Face& face, const double* buffer, double* padded) const;
 
  private:
   // Copies a region between a padded grid and a contiguous buffer.
   HaloPlan(const Index3& extent, int radius, int lanes_per_point, const std::array<std::array<int, 2>, 3>& neighbours);
 
+  // Copies `region` of an array of `array_extent` points per axis to (ToBuffer) or from a
+  // contiguous buffer.
   template <bool ToBuffer>
-  void copy_region(const Region& region, double* padded, double* buffer) const;
+  void copy_region(const Region& region, const Index3& array_extent, double* array, double* buffer) const;
 
   int radius_;
   int lanes_per_point_;

@@ -9,16 +9,17 @@ namespace {
 
 class AllDims final : public Schedule {
  public:
-  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1) {}
+  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     Transport& transport = *buffers_.context().transport;
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
-      buffers_.copy_in(0, in, first, count);
-      const auto messages = buffers_.pack(0, count, detail::all_axes);
-      transport.finish(transport.start(messages));
-      buffers_.unpack(0, count, detail::all_axes);
-      for (std::int64_t k = 0; k < count; ++k) buffers_.compute(0, out, first, k, buffers_.whole_box());
+      transport.finish(transport.start(buffers_.pack(0, in, first, count, detail::all_axes)));
+      for (std::int64_t k = 0; k < count; ++k) {
+        buffers_.fill(0, in, first + k);
+        buffers_.unpack(0, 0, k, detail::all_axes);
+        buffers_.compute(0, out, first + k, buffers_.whole_box());
+      }
     });
   }
 

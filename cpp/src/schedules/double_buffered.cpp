@@ -1,5 +1,5 @@
 // double-buffered: the exchange of batch k+1 (all dimensions at once) is in flight while
-// batch k is computed (GPAW journal, Sect. 5.1.1 and Fig. 5.1). Two buffer sets
+// batch k is computed (GPAW journal, Sect. 5.1.1 and Fig. 5.1). Two message buffer sets
 // alternate; with progress on, the next batch's messages are tested between grids.
 #include "batched.hpp"
 
@@ -8,15 +8,14 @@ namespace {
 
 class DoubleBuffered final : public Schedule {
  public:
-  explicit DoubleBuffered(const ScheduleContext& context) : buffers_(context, 2) {}
+  explicit DoubleBuffered(const ScheduleContext& context) : buffers_(context, 2, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     if (grids == 0) return;
     const ScheduleContext& context = buffers_.context();
     Transport& transport = *context.transport;
     auto post = [&](int set, std::int64_t first, std::int64_t count) {
-      buffers_.copy_in(set, in, first, count);
-      return transport.start(buffers_.pack(set, count, detail::all_axes));
+      return transport.start(buffers_.pack(set, in, first, count, detail::all_axes));
     };
     int index = 0, set = 0;
     std::int64_t first = 0;
@@ -32,9 +31,10 @@ class DoubleBuffered final : public Schedule {
         next_ticket = post(1 - set, next_first, next_count);
       }
       transport.finish(ticket);
-      buffers_.unpack(set, count, detail::all_axes);
       for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.compute(set, out, first, k, buffers_.whole_box());
+        buffers_.fill(0, in, first + k);
+        buffers_.unpack(set, 0, k, detail::all_axes);
+        buffers_.compute(0, out, first + k, buffers_.whole_box());
         if (more && context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(next_ticket);
       }
       if (!more) break;

@@ -11,7 +11,7 @@ namespace {
 
 class Overlap final : public Schedule {
  public:
-  explicit Overlap(const ScheduleContext& context) : buffers_(context, 1) {
+  explicit Overlap(const ScheduleContext& context) : buffers_(context, 1, context.batches.batch) {
     const HaloPlan& plan = *context.plan;
     const Index3& n = plan.extent();
     const std::int64_t r = plan.radius();
@@ -54,18 +54,19 @@ class Overlap final : public Schedule {
     Transport& transport = *context.transport;
     const std::span<const int> local(local_axes_.data(), local_count_), remote(remote_axes_.data(), remote_count_);
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
-      buffers_.copy_in(0, in, first, count);
-      const int ticket = transport.start(buffers_.pack(0, count, detail::all_axes));
-      buffers_.unpack(0, count, local);  // delivered within start(): no wait
-      if (interior_.points() > 0)
-        for (std::int64_t k = 0; k < count; ++k) {
-          buffers_.compute(0, out, first, k, interior_);
-          if (context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(ticket);
-        }
+      // Every grid of the batch is held padded until its shell is computed.
+      const int ticket = transport.start(buffers_.pack(0, in, first, count, detail::all_axes));
+      for (std::int64_t k = 0; k < count; ++k) {
+        buffers_.fill(k, in, first + k);
+        buffers_.unpack(0, k, k, local);  // delivered within start(): no wait
+        if (interior_.points() > 0) buffers_.compute(k, out, first + k, interior_);
+        if (context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(ticket);
+      }
       transport.finish(ticket);
-      buffers_.unpack(0, count, remote);
-      for (std::int64_t k = 0; k < count; ++k)
-        for (int region = 0; region < shell_regions_; ++region) buffers_.compute(0, out, first, k, shell_[region]);
+      for (std::int64_t k = 0; k < count; ++k) {
+        buffers_.unpack(0, k, k, remote);
+        for (int region = 0; region < shell_regions_; ++region) buffers_.compute(k, out, first + k, shell_[region]);
+      }
     });
   }
 

@@ -8,19 +8,20 @@ namespace {
 
 class SerialDims final : public Schedule {
  public:
-  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1) {}
+  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     Transport& transport = *buffers_.context().transport;
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
-      buffers_.copy_in(0, in, first, count);
       for (int axis : detail::all_axes) {
         const std::array<int, 1> one_axis{axis};
-        const auto messages = buffers_.pack(0, count, one_axis);
-        transport.finish(transport.start(messages));
-        buffers_.unpack(0, count, one_axis);
+        transport.finish(transport.start(buffers_.pack(0, in, first, count, one_axis)));
       }
-      for (std::int64_t k = 0; k < count; ++k) buffers_.compute(0, out, first, k, buffers_.whole_box());
+      for (std::int64_t k = 0; k < count; ++k) {
+        buffers_.fill(0, in, first + k);
+        buffers_.unpack(0, 0, k, detail::all_axes);
+        buffers_.compute(0, out, first + k, buffers_.whole_box());
+      }
     });
   }
 
