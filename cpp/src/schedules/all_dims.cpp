@@ -15,11 +15,7 @@ class AllDims final : public Schedule {
     Transport& transport = *buffers_.context().transport;
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
       transport.finish(transport.start(buffers_.pack(0, in, first, count, detail::all_axes)));
-      for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.fill(0, in, first + k);
-        buffers_.unpack(0, 0, k, detail::all_axes);
-        buffers_.compute(0, out, first + k, buffers_.whole_box());
-      }
+      buffers_.compute_batch(0, in, out, first, count);
     });
   }
 

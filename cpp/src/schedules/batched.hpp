@@ -81,6 +81,20 @@ class BatchBuffers {
       }
   }
 
+  // Computes input grids first..first+count-1, whose faces arrived in message set `set`:
+  // each copied into padded buffer 0, its ghosts filled, its whole box computed. With a
+  // ticket of a batch in flight, tests that batch's messages every `progress` grids.
+  void compute_batch(int set, const double* in, double* out, std::int64_t first, std::int64_t count,
+                     int in_flight = -1) {
+    for (std::int64_t k = 0; k < count; ++k) {
+      fill(0, in, first + k);
+      unpack(set, 0, k, all_axes);
+      compute(0, out, first + k, whole_box());
+      if (in_flight >= 0 && context_.progress > 0 && (k + 1) % context_.progress == 0)
+        context_.transport->progress(in_flight);
+    }
+  }
+
   // The stencil on `region` of padded buffer `slot`, into output grid `grid`.
   void compute(std::int64_t slot, double* out, std::int64_t grid, const Region& region) {
     apply_stencil(*context_.stencil, plan_, padded(slot), region, out + grid * plan_.grid_lanes());

@@ -31,12 +31,7 @@ class DoubleBuffered final : public Schedule {
         next_ticket = post(1 - set, next_first, next_count);
       }
       transport.finish(ticket);
-      for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.fill(0, in, first + k);
-        buffers_.unpack(set, 0, k, detail::all_axes);
-        buffers_.compute(0, out, first + k, buffers_.whole_box());
-        if (more && context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(next_ticket);
-      }
+      buffers_.compute_batch(set, in, out, first, count, next_ticket);
       if (!more) break;
       first = next_first, count = next_count, set = 1 - set, ticket = next_ticket, ++index;
     }

@@ -17,11 +17,7 @@ class SerialDims final : public Schedule {
         const std::array<int, 1> one_axis{axis};
         transport.finish(transport.start(buffers_.pack(0, in, first, count, one_axis)));
       }
-      for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.fill(0, in, first + k);
-        buffers_.unpack(0, 0, k, detail::all_axes);
-        buffers_.compute(0, out, first + k, buffers_.whole_box());
-      }
+      buffers_.compute_batch(0, in, out, first, count);
     });
   }
 
