@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ def hybridfd_worker(shape: int, grids: int, dtype: str, repeats: int) -> None:
     from mpi4py import MPI
 
     import hybridfd as hf
+    from hybridfd.demo import time_apply  # median of the slowest rank's time per apply
 
     sys.path.insert(0, str(Path(__file__).parent / "peers"))
     from job import field  # the same input as GPAW's side
@@ -53,15 +53,10 @@ def hybridfd_worker(shape: int, grids: int, dtype: str, repeats: int) -> None:
     for label, options in HYBRIDFD_CONFIGS.items():
         op = hf.Operator(dec, stencil, **options)
         op.apply(a, out=b)
-        times = []
-        for _ in range(repeats):
-            comm.Barrier()
-            start = time.perf_counter()
-            op.apply(a, out=b)
-            times.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
+        seconds = time_apply(op, a, b, repeats)
         checksum = comm.allreduce(complex(np.sum(b * np.conj(a))), op=MPI.SUM)
         result[label] = {
-            "ms_per_grid": 1e3 * float(np.median(times)) / grids,
+            "ms_per_grid": 1e3 * seconds / grids,
             "checksum": [checksum.real, checksum.imag],
         }
     if comm.rank == 0:

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <hybridfd/hybridfd.hpp>
+#include <utility>
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -70,6 +71,13 @@ hybridfd::ArrayRef view(const Array& array, const std::string& dtype, bool writa
     ref.strides[axis] = array.stride(axis) * item;
   }
   return ref;
+}
+
+// Both arrays of an apply as checked views; the dtype names live in `names`.
+std::pair<hybridfd::ArrayRef, hybridfd::ArrayRef> views(const Array& in, const Array& out, bool out_writable,
+                                                        std::array<std::string, 2>& names) {
+  names = {dtype_name(in.dtype()), dtype_name(out.dtype())};
+  return {view(in, names[0], true), view(out, names[1], out_writable)};
 }
 
 nb::tuple box_tuple(const hybridfd::Box& box) { return nb::make_tuple(box.offset, box.extent); }
@@ -150,8 +158,8 @@ NB_MODULE(_core, m) {
   m.def(
       "apply_kernel",
       [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, bool out_writable) {
-        const std::string padded_dtype = dtype_name(padded.dtype()), out_dtype = dtype_name(out.dtype());
-        const auto padded_view = view(padded, padded_dtype, true), out_view = view(out, out_dtype, out_writable);
+        std::array<std::string, 2> names;
+        const auto [padded_view, out_view] = views(padded, out, out_writable, names);
         nb::gil_scoped_release release;
         hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view);
       },
@@ -192,8 +200,8 @@ NB_MODULE(_core, m) {
       .def(
           "apply",
           [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
-            const std::string in_dtype = dtype_name(in.dtype()), out_dtype = dtype_name(out.dtype());
-            const auto in_view = view(in, in_dtype, true), out_view = view(out, out_dtype, out_writable);
+            std::array<std::string, 2> names;
+            const auto [in_view, out_view] = views(in, out, out_writable, names);
             nb::gil_scoped_release release;
             self.apply(in_view, out_view);
           },
@@ -201,8 +209,8 @@ NB_MODULE(_core, m) {
       .def(
           "apply_counting_allocations",
           [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
-            const std::string in_dtype = dtype_name(in.dtype()), out_dtype = dtype_name(out.dtype());
-            const auto in_view = view(in, in_dtype, true), out_view = view(out, out_dtype, out_writable);
+            std::array<std::string, 2> names;
+            const auto [in_view, out_view] = views(in, out, out_writable, names);
             nb::gil_scoped_release release;
             const std::int64_t before = hybridfd_bindings::allocations.load();
             self.apply(in_view, out_view);
