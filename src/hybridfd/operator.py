@@ -51,8 +51,13 @@ class Operator:
 
     @property
     def config(self) -> dict:
-        """The resolved configuration: approach, schedule, transport, batch, slope, slope_kind, progress."""
-        return self._core.config
+        """The resolved configuration: approach, schedule, transport, batch, slope, slope_kind, progress,
+        and ``mapping`` (the decomposition's strategy, topology and metrics per grid for this stencil, or None)."""
+        config = dict(self._core.config)
+        mapping = self.decomposition.mapping
+        metrics = self.decomposition.mapping_metrics(self.stencil.radius)
+        config["mapping"] = None if mapping is None else mapping.as_dict(metrics)
+        return config
 
     def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.
