@@ -46,6 +46,7 @@ bench: setup
 	$(PY) benchmarks/oversubscription.py
 	$(PY) benchmarks/latency_hiding.py
 	$(PY) benchmarks/compare_gpaw.py
+	$(PY) benchmarks/mapping_metrics.py
 
 lint: setup
 	$(PY) -m ruff check src tests benchmarks
