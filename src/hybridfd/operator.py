@@ -63,8 +63,13 @@ class Operator:
     def config(self) -> dict:
         """The resolved configuration: approach, model, threads, master_share, thread_level
         (needed) and mpi_thread_level (provided), placement, schedule, transport, batch,
-        slope, slope_kind, progress."""
-        return self._core.config
+        slope, slope_kind, progress, and ``mapping`` (the decomposition's strategy,
+        topology and metrics per grid for this stencil, or None)."""
+        config = dict(self._core.config)
+        mapping = self.decomposition.mapping
+        metrics = self.decomposition.mapping_metrics(self.stencil.radius)
+        config["mapping"] = None if mapping is None else mapping.as_dict(metrics)
+        return config
 
     @property
     def phase_times(self) -> dict:

@@ -155,3 +155,19 @@ def test_rank_groups_own_shares_of_the_grids(cases, groups):
         np.testing.assert_array_equal(out, hf.reference.apply(stencil, mine, periodic=periodic))
     shares = comm.allgather((ranks.index, ranks.grids(GRIDS).start, ranks.grids(GRIDS).stop))
     assert sorted(set(shares)) == [(g, GRIDS * g // groups, GRIDS * (g + 1) // groups) for g in range(groups)]
+
+
+@pytest.mark.parametrize("model", hf.model_names())
+def test_phase_times_add_up(cases, model):
+    dec, stencil, local, _, _ = cases[0]
+    op = hf.Operator(dec, stencil, "flat-optimized", model=model, threads=1 if model == "flat" else 3, batch=2)
+    for _ in range(3):
+        op.apply(local)
+    times = op.phase_times
+    assert times["applies"] == 3
+    assert 0 < times["compute_phases"] <= times["total"]
+    assert 0 < times["thread_busy"] <= times["compute_phases"] * (1 + 1e-9)
+    assert times["communication_phases"] == pytest.approx(times["total"] - times["compute_phases"])
+    assert times["idle_in_compute"] == pytest.approx(times["compute_phases"] - times["thread_busy"])
+    op.reset_phase_times()
+    assert op.phase_times["applies"] == 0 and op.phase_times["total"] == 0

@@ -12,13 +12,13 @@ class Flat final : public Model {
   explicit Flat(const ModelContext& context)
       // Six messages per batch; double buffering has two batches in flight.
       : transport_(make_transport(context.transport, context.decomposition->communicator(), 6, 2)),
-        schedule_(make_schedule(context.schedule, {context.plan,
-                                                   context.stencil,
-                                                   transport_.get(),
-                                                   context.decomposition->rank(),
-                                                   context.batches,
-                                                   context.progress,
-                                                   {}})) {}
+        schedule_(make_schedule(context.schedule, {.plan = context.plan,
+                                                   .stencil = context.stencil,
+                                                   .transport = transport_.get(),
+                                                   .rank = context.decomposition->rank(),
+                                                   .batches = context.batches,
+                                                   .progress = context.progress,
+                                                   .phase_times = context.phase_times})) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override { schedule_->apply(in, out, grids); }
 

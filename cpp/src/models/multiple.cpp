@@ -23,13 +23,14 @@ class Multiple final : public Model {
         thread_times_(static_cast<std::size_t>(context.threads)) {
     for (int thread = 0; thread < context.threads; ++thread) {
       transports_.push_back(make_transport(context.transport, comms_[thread], 6, 2));
-      schedules_.push_back(make_schedule(context.schedule, {context.plan,
-                                                            context.stencil,
-                                                            transports_.back().get(),
-                                                            context.decomposition->rank(),
-                                                            context.batches,
-                                                            context.progress,
-                                                            {}}));
+      schedules_.push_back(
+          make_schedule(context.schedule, {.plan = context.plan,
+                                           .stencil = context.stencil,
+                                           .transport = transports_.back().get(),
+                                           .rank = context.decomposition->rank(),
+                                           .batches = context.batches,
+                                           .progress = context.progress,
+                                           .phase_times = &thread_times_[static_cast<std::size_t>(thread)]}));
     }
   }
 
