@@ -3,7 +3,7 @@
 on 2 ranks x 1 thread, the same cores used as 2 ranks x 1 thread and as 1 rank x 2
 threads, batch 1 and 8; then 4 and 8 ranks (x 1 or 2 threads) oversubscribed, marked so.
 
-    .venv/bin/python benchmarks/hybrid_models.py [--repeats 5] [--grids 32] [--size 96] [--quick]
+    .venv/bin/python benchmarks/hybrid_models.py [--repeats 5] [--applies 5] [--grids 32] [--size 96] [--quick]
 
 Each layout runs under the launcher as its own job; the jobs alternate for --repeats
 rounds and every number is the median over rounds of a job's median apply time, so that
@@ -112,18 +112,29 @@ def plot(result: dict, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in result["rows"] if not r["oversubscribed"]]
-    labels = [f"{r['label']}\n{r['ranks']}x{r['threads']}" for r in rows]
-    speedups = [r["speedup"] for r in rows]
-    fig, ax = plt.subplots(figsize=(11, 4.5))
+    rows = result["rows"]
+    labels = [
+        f"{r['label']}  [{r['ranks']}x{r['threads']}{', oversubscribed' if r['oversubscribed'] else ''}]" for r in rows
+    ]
+    speedups = np.array([r["speedup"] for r in rows])
+    baseline = speedups[0] * rows[0]["seconds"]  # flat-original 2x1's median time
+    # Spread over rounds as speed-ups: best and worst round of each configuration.
+    low = speedups - np.array([baseline / r["spread"][1] for r in rows])
+    high = np.array([baseline / r["spread"][0] for r in rows]) - speedups
+    fig, ax = plt.subplots(figsize=(9, 0.28 * len(rows) + 1.2))
     colours = ["tab:blue" if r["threads"] == 1 else "tab:orange" for r in rows]
-    ax.bar(range(len(rows)), speedups, color=colours)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(range(len(rows)), labels, rotation=60, ha="right", fontsize=7)
-    ax.set_ylabel("speed-up over flat-original, 2 ranks x 1 thread")
+    hatches = ["//" if r["oversubscribed"] else "" for r in rows]
+    positions = np.arange(len(rows))[::-1]
+    bars = ax.barh(positions, speedups, xerr=[low, high], color=colours, error_kw={"linewidth": 0.6})
+    for bar, hatch in zip(bars, hatches, strict=True):
+        bar.set_hatch(hatch)
+    ax.axvline(1.0, color="black", linewidth=0.8)
+    ax.set_yticks(positions, labels, fontsize=7)
+    ax.set_xlabel("speed-up over flat-original, 2 ranks x 1 thread\n(bar: median; line: best to worst round)")
     ax.set_title(
-        f"{result['grids']} grids of {result['size']}^3 float64 on 2 cores: ranks x threads "
-        f"(blue: flat, orange: hybrid); median of {result['rounds']} rounds"
+        f"{result['grids']} grids of {result['size']}^3 float64 on 2 cores, {result['rounds']} rounds\n"
+        "blue: flat, orange: hybrid, hatched: oversubscribed",
+        fontsize=9,
     )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -135,13 +146,14 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5, help="rounds over all layouts")
     parser.add_argument("--grids", type=int, default=32)
     parser.add_argument("--size", type=int, default=96)
+    parser.add_argument("--applies", type=int, default=5, help="timed applies per configuration and round")
     parser.add_argument("--quick", action="store_true", help="small problem, two rounds (a smoke run)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.quick:
         args.grids, args.size, args.repeats = 8, 32, 2
     if args.worker:
-        worker(args.grids, args.size, 3)
+        worker(args.grids, args.size, args.applies)
         return
 
     from hybridfd import launch
@@ -151,6 +163,7 @@ def main() -> None:
     for round_ in range(args.repeats):
         for ranks, threads, _ in LAYOUTS:
             argv = [sys.executable, __file__, "--worker", "--grids", str(args.grids), "--size", str(args.size)]
+            argv += ["--applies", str(args.applies)]
             result = launch.run(ranks, argv, timeout=1800, extra_env={"HYBRID_MODELS_THREADS": str(threads)})
             lines = [line for line in result.output.splitlines() if line.startswith("RESULT ")]
             if result.returncode != 0 or not lines:
