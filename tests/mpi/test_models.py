@@ -171,3 +171,26 @@ def test_phase_times_add_up(cases, model):
     assert times["idle_in_compute"] == pytest.approx(times["compute_phases"] - times["thread_busy"])
     op.reset_phase_times()
     assert op.phase_times["applies"] == 0 and op.phase_times["total"] == 0
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_large_planes_are_computed_window_by_window(dtype):
+    """Planes of 204 x 207 padded points (337 KB, twice that complex): a window is 12
+    planes (the minimum 4r; 4 MiB holds fewer with their ghost planes), so one or two
+    threads walk their 31-plane slab in several windows, the last one shorter; x is cut
+    over the ranks so that windows meet the x faces."""
+    comm = MPI.COMM_WORLD
+    shape, periodic, radius = (31 * comm.size, 198, 201), (True, False, True), 3
+    stencil = hf.Stencil.from_coefficients(np.random.default_rng(7).uniform(-1, 1, 1 + 6 * radius))
+    dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), comm, grid=(comm.size, 1, 1))
+    full = batch_of((2, *shape), dtype, 7)
+    local = dec.scatter(full if comm.rank == 0 else None)
+    original = hf.Operator(dec, stencil, "flat-original").apply(local)
+    gathered = dec.gather(original)
+    if comm.rank == 0:
+        reference = hf.reference.apply(stencil, full, periodic=periodic)
+        np.testing.assert_allclose(gathered, reference, rtol=0, atol=1e-12 * np.abs(reference).max())
+    for model, threads in [("flat", 1), ("multiple", 2), ("masteronly", 3), ("funneled-overlap", 2)]:
+        for schedule in hf.schedule_names():
+            op = hf.Operator(dec, stencil, "flat-optimized", model=model, threads=threads, schedule=schedule, batch=2)
+            np.testing.assert_array_equal(op.apply(local), original)

@@ -9,7 +9,7 @@ namespace {
 
 class AllDims final : public Schedule {
  public:
-  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1, 1) {}
+  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     Transport& transport = *buffers_.context().transport;

@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <stdexcept>
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
@@ -32,28 +33,44 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// One thread's x-planes [begin, end) of every grid, held padded in `slots` buffers.
+// A thread's x-planes [begin, end) of a grid, padded, in `slots` buffers of room for
+// `capacity` planes each. retarget() moves it to other planes of the box, so one small
+// buffer can walk a thread's share of a grid window by window.
 class Slab {
  public:
-  Slab(const HaloPlan& box, std::int64_t begin, std::int64_t end, std::int64_t slots)
+  Slab(const HaloPlan& box, std::int64_t begin, std::int64_t end, std::int64_t slots, std::int64_t capacity)
       : box_(box),
         begin_(begin),
         end_(end),
         plane_lanes_(box.extent()[1] * box.extent()[2] * box.lanes_per_point()),
         plan_({end - begin, box.extent()[1], box.extent()[2]}, box.radius(), box.lanes_per_point()),
-        padded_(static_cast<std::size_t>(end > begin ? slots * plan_.padded_lanes() : 0), 0.0) {}
+        slot_lanes_((capacity + 2 * box.radius()) * box.padded_extent()[1] * box.padded_extent()[2] *
+                    box.lanes_per_point()),
+        capacity_(capacity),
+        padded_(static_cast<std::size_t>(capacity > 0 ? slots * slot_lanes_ : 0), 0.0) {}
 
   bool empty() const { return begin_ == end_; }
+  std::int64_t begin() const { return begin_; }
+  std::int64_t end() const { return end_; }
+
+  // Planes [begin, end) of the box from now on; end - begin must fit the capacity.
+  void retarget(std::int64_t begin, std::int64_t end) {
+    if (end - begin > capacity_) throw std::logic_error("slab: more planes than the buffer holds");
+    begin_ = begin, end_ = end;
+    plan_ = HaloPlan({end - begin, box_.extent()[1], box_.extent()[2]}, box_.radius(), box_.lanes_per_point());
+  }
 
   // Copies the planes of the unpadded input grid that this slab reads, [begin - r,
-  // end + r) within the box, into padded buffer `slot`. Ghosts at a non-periodic edge are
-  // never written and stay zero.
+  // end + r) within the box, into padded buffer `slot`, and zeroes those beyond the box
+  // (the ghosts of a non-periodic edge; a face message, if any, overwrites them).
   void fill(std::int64_t slot, const double* grid) {
     const std::int64_t r = box_.radius();
     const std::int64_t low = std::max<std::int64_t>(0, begin_ - r);
     const std::int64_t high = std::min(box_.extent()[0], end_ + r);
     const Region planes{{low - begin_ + r, r, r}, {high - low, box_.extent()[1], box_.extent()[2]}};
     plan_.copy_in(planes, grid + low * plane_lanes_, padded(slot));
+    for (std::int64_t x = begin_ - r; x < end_ + r; ++x)
+      if (x < 0 || x >= box_.extent()[0]) zero_plane(slot, x);
   }
 
   // Fills the ghosts of the box's `face` that this slab reads from `message`, the face's
@@ -87,12 +104,23 @@ class Slab {
   }
 
  private:
-  double* padded(std::int64_t slot) { return padded_.data() + slot * plan_.padded_lanes(); }
+  double* padded(std::int64_t slot) { return padded_.data() + slot * slot_lanes_; }
+
+  // Zeroes the interior rows of plane x (box coordinates): all a star stencil reads there.
+  void zero_plane(std::int64_t slot, std::int64_t x) {
+    const std::int64_t r = box_.radius(), lanes = box_.lanes_per_point();
+    const Index3& padded_extent = plan_.padded_extent();
+    const std::int64_t row = box_.extent()[2] * lanes, stride_y = padded_extent[2] * lanes;
+    double* plane = padded(slot) + (x - begin_ + r) * padded_extent[1] * stride_y;
+    for (std::int64_t y = r; y < r + box_.extent()[1]; ++y) std::fill_n(plane + y * stride_y + r * lanes, row, 0.0);
+  }
 
   const HaloPlan& box_;
   std::int64_t begin_, end_;
   std::int64_t plane_lanes_;  // lanes of one x-plane of an unpadded grid
   HaloPlan plan_;             // the slab as a box of its own, with no neighbours
+  std::int64_t slot_lanes_;   // lanes of one padded buffer at full capacity
+  std::int64_t capacity_;
   std::vector<double> padded_;
 };
 
@@ -108,8 +136,9 @@ class BatchBuffers {
   };
 
   // `message_sets` independent sets of send and receive buffers (double buffering has
-  // two batches in flight), each for the largest batch; `held_grids` padded buffers per
-  // thread. Allocated and zeroed once.
+  // two batches in flight), each for the largest batch; `held_grids` padded copies of a
+  // thread's slab for steps that hold grids (0: the schedule never holds one). Allocated
+  // and zeroed once.
   BatchBuffers(const ScheduleContext& context, int message_sets, std::int64_t held_grids)
       : context_(context),
         plan_(*context.plan),
@@ -127,12 +156,22 @@ class BatchBuffers {
     const double master = threads == 1 ? 1.0 : team.master_share;
     const double total = master + (threads - 1);
     const std::int64_t n = plan_.extent()[0];
+    // A grid that is not held is filled and computed window by window: a window of
+    // planes padded just before they are computed stays in cache, so the padded copy is
+    // written and read there instead of making a round trip to memory.
+    const std::int64_t plane_bytes =
+        plan_.padded_extent()[1] * plan_.padded_extent()[2] * plan_.lanes_per_point() * std::int64_t{sizeof(double)};
+    // At least 4r planes, so that re-copying the r planes either side costs at most half.
+    window_planes_ = std::max<std::int64_t>(4 * plan_.radius(), window_budget_bytes / plane_bytes - 2 * plan_.radius());
     std::int64_t begin = 0;
     slabs_.reserve(static_cast<std::size_t>(threads));
+    windows_.reserve(static_cast<std::size_t>(threads));
     for (int thread = 0; thread < threads; ++thread) {
       const std::int64_t end =
           thread + 1 == threads ? n : static_cast<std::int64_t>(std::floor(n * (master + thread) / total));
-      slabs_.emplace_back(plan_, begin, end, held_grids);
+      slabs_.emplace_back(plan_, begin, end, held_grids, held_grids > 0 ? end - begin : 0);
+      const std::int64_t window = std::min(window_planes_, end - begin);
+      windows_.emplace_back(plan_, begin, begin + window, 1, window);
       begin = end;
     }
     busy_.resize(slabs_.size());
@@ -186,23 +225,21 @@ class BatchBuffers {
       if (master && context.team.master_waits && in_flight >= 0) context.transport->finish(in_flight);
       const bool test = master && !context.team.master_waits && in_flight >= 0 && context.progress > 0;
       const auto busy_start = std::chrono::steady_clock::now();
-      Slab& slab = slabs_[static_cast<std::size_t>(thread)];
+      const auto index = static_cast<std::size_t>(thread);
+      Slab& slab = slabs_[index];
       for (std::int64_t k = 0; k < count; ++k) {
-        if (!slab.empty()) {
-          const std::int64_t slot = step.hold ? k : 0;
-          if (step.fill) slab.fill(slot, in + (first + k) * plan_.grid_lanes());
-          for (int axis : step.axes)
-            for (int side = 0; side < 2; ++side) {
-              const int index = 2 * axis + side;
-              const Face& face = plan_.faces()[index];
-              if (face.neighbour != MPI_PROC_NULL) slab.unpack(slot, face, receive(set, index) + k * face.lanes);
-            }
-          for (const Region& region : step.regions)
-            slab.compute(*context.stencil, slot, region, out + (first + k) * plan_.grid_lanes());
-        }
+        const double* grid_in = in + (first + k) * plan_.grid_lanes();
+        double* grid_out = out + (first + k) * plan_.grid_lanes();
+        if (step.hold)
+          run_step(slab, k, step, set, k, grid_in, grid_out);
+        else
+          for (std::int64_t begin = slab.begin(); begin < slab.end(); begin += window_planes_) {
+            windows_[index].retarget(begin, std::min(begin + window_planes_, slab.end()));
+            run_step(windows_[index], 0, step, set, k, grid_in, grid_out);
+          }
         if (test && (k + 1) % context.progress == 0) context.transport->progress(in_flight);
       }
-      busy_[static_cast<std::size_t>(thread)] = seconds_since(busy_start);
+      busy_[index] = seconds_since(busy_start);
     };
     if (slabs_.size() > 1)
       context.team.team->run(work);
@@ -221,6 +258,25 @@ class BatchBuffers {
   }
 
  private:
+  // Bytes of padded planes a window may hold: well within a shared L3 (32 MiB here), so
+  // that a plane padded just before it is computed is still cached when it is read, and
+  // a thread's padded copy is a few MiB whatever the grid size, not a whole grid.
+  static constexpr std::int64_t window_budget_bytes = std::int64_t{4} << 20;
+
+  // One step on one slab or window of grid k of the batch.
+  void run_step(Slab& slab, std::int64_t slot, const Step& step, int set, std::int64_t k, const double* grid_in,
+                double* grid_out) {
+    if (slab.empty()) return;
+    if (step.fill) slab.fill(slot, grid_in);
+    for (int axis : step.axes)
+      for (int side = 0; side < 2; ++side) {
+        const int index = 2 * axis + side;
+        const Face& face = plan_.faces()[index];
+        if (face.neighbour != MPI_PROC_NULL) slab.unpack(slot, face, receive(set, index) + k * face.lanes);
+      }
+    for (const Region& region : step.regions) slab.compute(*context_.stencil, slot, region, grid_out);
+  }
+
   double* send(int set, int face) { return send_[set].data() + face * face_slot_; }
   double* receive(int set, int face) { return receive_[set].data() + face * face_slot_; }
 
@@ -230,7 +286,9 @@ class BatchBuffers {
   std::array<Region, 1> whole_box_;
   std::vector<std::vector<double>> send_;
   std::vector<std::vector<double>> receive_;
-  std::vector<Slab> slabs_;   // one per thread
+  std::vector<Slab> slabs_;    // one per thread: its planes of every grid
+  std::vector<Slab> windows_;  // one per thread: a few of those planes at a time
+  std::int64_t window_planes_ = 1;
   std::vector<double> busy_;  // per thread: seconds computing in the current step
 };
 

@@ -8,7 +8,7 @@ namespace {
 
 class SerialDims final : public Schedule {
  public:
-  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1, 1) {}
+  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     Transport& transport = *buffers_.context().transport;
