@@ -7,11 +7,12 @@ only ratios measured together mean anything).
 The copy is STREAM's Copy kernel (c[j] = a[j], ordinary stores, in C++); numpy.copyto
 (glibc memcpy, which switches to non-temporal stores and other tricks at size thresholds)
 is shown beside it. Bytes moved per grid are counted as one read of the grid and one
-write of the result (2 * points * itemsize), the same bytes the copies move; the kernel's
-"% of Copy" is the copy's time over the kernel's time. The kernel's GFLOP/s (for the Laplacian, a symmetric
-stencil: 9r + 1 flops per float64 lane) is set beside the core's
-arithmetic peak for separate multiplies and adds, measured by a small C++ loop in the same
-run. Writes results/kernel_throughput.json and docs/img/kernel_throughput.png.
+write of the result (2 * points * itemsize), the same bytes the copies move; the
+kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 thread"
+is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it).
+The kernel's GFLOP/s (for the Laplacian, a symmetric stencil: 9r + 1 flops per float64
+lane) is set beside the core's arithmetic peak for separate multiplies and adds,
+measured by a small C++ loop in the same run. Writes results/kernel_throughput.json and docs/img/kernel_throughput.png.
 """
 
 from __future__ import annotations
@@ -50,6 +51,10 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         for g in range(grids):
             apply_padded(stencil, padded[g], out[g])
 
+    def kernel_two_threads() -> None:
+        for g in range(grids):
+            apply_padded(stencil, padded[g], out[g], threads=2)
+
     source_lanes, target_lanes = source.reshape(-1).view(np.float64), target.reshape(-1).view(np.float64)
 
     def copy() -> None:
@@ -62,11 +67,12 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         hf.reference.apply_padded(stencil, padded)
 
     kernel(), copy()  # first touch of every page
-    times = {"copy": [], "memcpy": [], "kernel": [], "numpy": []}
+    times = {"copy": [], "memcpy": [], "kernel": [], "kernel_2_threads": [], "numpy": []}
     for repeat in range(repeats):  # interleaved, so drifts in machine load hit all alike
         times["copy"].append(seconds(copy))
         times["memcpy"].append(seconds(memcpy))
         times["kernel"].append(seconds(kernel))
+        times["kernel_2_threads"].append(seconds(kernel_two_threads))
         if repeat < numpy_repeats:
             times["numpy"].append(seconds(numpy_stencil))
     np.testing.assert_array_equal(out[0], hf.reference.apply_padded(stencil, padded[0]))
@@ -90,6 +96,7 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "kernel_fraction_of_memcpy": median["memcpy"] / median["kernel"],
         "kernel_gflops": flops / median["kernel"] / 1e9,
         "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
+        "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
     }
 
 
@@ -150,9 +157,10 @@ def main() -> int:
     print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA\n")
     print(
         "| case | dtype | STREAM Copy GB/s | memcpy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of Copy "
-        "| kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy |"
+        "| kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy "
+        "| 2 threads / 1 thread |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         g = row["gb_per_s"]
         print(
@@ -160,7 +168,7 @@ def main() -> int:
             f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
             f"{100 * row['kernel_fraction_of_memcpy']:.0f} % | "
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
-            f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x |"
+            f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | {row['two_threads_speedup']:.2f}x |"
         )
     results = ROOT / "results"
     results.mkdir(exist_ok=True)

@@ -71,3 +71,65 @@ def test_symmetric_form_is_the_paired_sum():
     assert out[0, 0, 0] == paired
     assert hf.Stencil.laplace(3, (0.1, 0.2, 0.3)).symmetric
     assert not hf.Stencil.from_coefficients(np.arange(13.0)).symmetric
+
+
+def test_stored_outputs_reproduce_bit_for_bit():
+    """Outputs stored from the kernel before the kernel issue's work (tests/data): any
+    later change to the kernel must reproduce them exactly."""
+    import sys
+    from pathlib import Path
+
+    data = Path(__file__).parent / "data"
+    sys.path.insert(0, str(data))
+    try:
+        from make_kernel_outputs import cases
+    finally:
+        sys.path.remove(str(data))
+    stored = np.load(data / "kernel_outputs.npz")
+    names = []
+    for name, stencil, padded in cases():
+        np.testing.assert_array_equal(apply_padded(stencil, padded), stored[name], err_msg=name)
+        names.append(name)
+    assert sorted(names) == sorted(stored.files)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", range(1, 7))
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
+    """Regions 1, 2 or 3 points thick and of odd sizes, split over threads: each point as
+    computed with the whole box, and nothing outside the region written."""
+    rng = np.random.default_rng(radius * 10 + threads)
+    shape = (11, 6, 23)
+    stencil = make_stencil(radius, symmetric=radius % 2 == 0)
+    padded = random_padded(shape, radius, dtype, seed=radius)
+    whole = apply_padded(stencil, padded)
+    for _ in range(12):
+        extent = tuple(int(rng.choice([1, 2, 3, int(rng.integers(1, n + 1))])) for n in shape)
+        begin = tuple(int(rng.integers(0, n - e + 1)) for n, e in zip(shape, extent, strict=True))
+        out = np.full(shape, np.nan, dtype=dtype)
+        apply_padded(stencil, padded, out, region=(begin, extent), threads=threads)
+        inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
+        np.testing.assert_array_equal(out[inside], whole[inside])
+        out[inside] = np.nan
+        assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+
+
+@pytest.mark.parametrize(
+    ("region", "match"),
+    [
+        (
+            ((0, 0, 0), (12, 6, 23)),
+            r"region at \(0, 0, 0\) of extent \(12, 6, 23\) is not inside the box \(11, 6, 23\)",
+        ),
+        (((-1, 0, 0), (2, 2, 2)), r"region at \(-1, 0, 0\)"),
+        (((0, 5, 0), (1, 2, 1)), r"of extent \(1, 2, 1\) is not inside"),
+    ],
+)
+def test_region_outside_the_box_is_refused(region, match):
+    stencil = make_stencil(2, symmetric=True)
+    padded = random_padded((11, 6, 23), 2, "float64", seed=0)
+    with pytest.raises(ValueError, match=match):
+        apply_padded(stencil, padded, np.zeros((11, 6, 23)), region=region)
+    with pytest.raises(ValueError, match="threads 0 must be at least 1"):
+        apply_padded(stencil, padded, threads=0)

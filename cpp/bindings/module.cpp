@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -158,13 +159,16 @@ NB_MODULE(_core, m) {
 
   m.def(
       "apply_kernel",
-      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, bool out_writable) {
+      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, bool out_writable,
+         const std::optional<std::pair<hybridfd::Index3, hybridfd::Index3>>& region, int threads) {
         std::array<std::string, 2> names;
         const auto [padded_view, out_view] = views(padded, out, out_writable, names);
+        std::optional<hybridfd::Region> box_region;
+        if (region) box_region = hybridfd::Region{region->first, region->second};
         nb::gil_scoped_release release;
-        hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view);
+        hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view, box_region, threads);
       },
-      "stencil"_a, "padded"_a, "output"_a, "output_writable"_a);
+      "stencil"_a, "padded"_a, "output"_a, "output_writable"_a, "region"_a = nb::none(), "threads"_a = 1);
 
   nb::class_<hybridfd::Decomposition>(m, "Decomposition")
       .def(

@@ -14,6 +14,7 @@
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
+#include "hybridfd/thread_team.hpp"
 
 namespace hybridfd {
 namespace {
@@ -189,7 +190,8 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
 
 namespace hybridfd {
 
-void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out) {
+void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
+                             const std::optional<Region>& region, int threads) {
   Stencil::check_radius(stencil.radius);
   const ScalarType type = scalar_type_from_name(padded.dtype);
   if (out.dtype != padded.dtype)
@@ -216,8 +218,24 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
   const auto* out_begin = static_cast<const char*>(out.data);
   if (padded_begin < out_begin + plan.grid_lanes() * 8 && out_begin < padded_begin + plan.padded_lanes() * 8)
     throw ValueError("output array overlaps the padded input");
-  apply_stencil(stencil, plan, static_cast<const double*>(padded.data), Region{{0, 0, 0}, extent},
-                static_cast<double*>(const_cast<void*>(out.data)));
+  const Region whole{{0, 0, 0}, extent};
+  const Region part = region.value_or(whole);
+  for (int axis = 0; axis < 3; ++axis)
+    if (part.begin[axis] < 0 || part.extent[axis] < 0 || part.begin[axis] + part.extent[axis] > extent[axis])
+      throw ValueError(detail::concat("region at ", detail::tuple_text(part.begin), " of extent ",
+                                      detail::tuple_text(part.extent), " is not inside the box ",
+                                      detail::tuple_text(extent)));
+  const ThreadTeam team(threads);
+  const auto* input = static_cast<const double*>(padded.data);
+  auto* output = static_cast<double*>(const_cast<void*>(out.data));
+  // Each thread its x-slab of the region: rows of whole planes, contiguous in memory.
+  auto slab = [&](int thread) {
+    Region mine = part;
+    mine.begin[0] = part.begin[0] + part.extent[0] * thread / threads;
+    mine.extent[0] = part.begin[0] + part.extent[0] * (thread + 1) / threads - mine.begin[0];
+    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, output);
+  };
+  team.run(slab);
 }
 
 }  // namespace hybridfd

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "hybridfd/array_ref.hpp"
 #include "hybridfd/halo_plan.hpp"
@@ -20,8 +21,11 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
 
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
-// For benchmarks and for callers with halo code of their own. Throws ValueError/TypeError
-// naming the bad value (locally: no MPI involved).
-void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out);
+// Computes `region` (box coordinates; default the whole box) and leaves the rest of `out`
+// untouched, split over `threads` threads by x-slabs of the region. For benchmarks and
+// for callers with halo code of their own. Throws ValueError/TypeError naming the bad
+// value (locally: no MPI involved).
+void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
+                             const std::optional<Region>& region = std::nullopt, int threads = 1);
 
 }  // namespace hybridfd
