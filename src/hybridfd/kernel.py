@@ -10,7 +10,6 @@ import numpy as np
 from hybridfd import _core
 from hybridfd.stencil import Stencil
 
-
 Region = tuple[tuple[int, int, int], tuple[int, int, int]]
 
 
