@@ -7,18 +7,20 @@
 
 namespace hybridfd {
 
-std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, int max_messages, int max_in_flight);
-std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, int max_messages, int max_in_flight);
+std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_rma_fence_transport(MPI_Comm comm, const TransportLimits& limits);
 
 namespace {
 
-using Factory = std::unique_ptr<Transport> (*)(MPI_Comm, int, int);
+using Factory = std::unique_ptr<Transport> (*)(MPI_Comm, const TransportLimits&);
 
 const detail::Registry<Factory>& registry() {
   static const detail::Registry<Factory> transports{"transport",
                                                     {
                                                         {"p2p", make_p2p_transport},
                                                         {"persistent", make_persistent_transport},
+                                                        {"rma-fence", make_rma_fence_transport},
                                                     }};
   return transports;
 }
@@ -29,8 +31,8 @@ std::vector<std::string> transport_names() { return registry().names(); }
 
 void check_transport_name(std::string_view name) { registry().at(name); }
 
-std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, int max_messages, int max_in_flight) {
-  return registry().at(name)(comm, max_messages, max_in_flight);
+std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, const TransportLimits& limits) {
+  return registry().at(name)(comm, limits);
 }
 
 void deliver_to_self(std::span<const FaceMessage> messages, int self) {

@@ -171,7 +171,7 @@ def test_wrong_number_of_coefficients():
             {"schedule": "sideways"},
             "unknown schedule 'sideways'; known: all-dims, double-buffered, overlap, serial-dims",
         ),
-        ({"transport": "pigeon"}, "unknown transport 'pigeon'; known: p2p, persistent"),
+        ({"transport": "pigeon"}, "unknown transport 'pigeon'; known: p2p, persistent, rma-fence"),
         ({"batch": -2}, "batch -2 must be at least 1"),
         ({"batch": 0}, "batch 0 must be at least 1"),
         (

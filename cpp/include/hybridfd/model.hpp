@@ -14,6 +14,7 @@
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/schedule.hpp"
 #include "hybridfd/stencil.hpp"
+#include "hybridfd/transport.hpp"
 
 namespace hybridfd {
 
@@ -30,6 +31,10 @@ struct ModelContext {
   int threads = 1;
   double master_share = 1.0;          // funneled-overlap: thread 0's share of each grid's compute
   PhaseTimes* phase_times = nullptr;  // where compute steps add their times
+
+  // Six messages per batch, two batches in flight (double buffering), each message at
+  // most the largest face of a full batch.
+  TransportLimits transport_limits() const { return {6, 2, plan->max_face_lanes() * batches.batch}; }
 };
 
 class Model {

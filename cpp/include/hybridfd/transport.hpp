@@ -40,8 +40,16 @@ class Transport {
   virtual void progress(int ticket) = 0;
 };
 
-// Throws ValueError naming the transport and listing the known ones.
-std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, int max_messages, int max_in_flight);
+// What a transport must be ready for, known when it is made.
+struct TransportLimits {
+  int max_messages = 6;        // messages per start()
+  int max_in_flight = 2;       // batches started and not yet finished
+  std::int64_t max_lanes = 0;  // float64 lanes of the largest message
+};
+
+// Collective over comm for the one-sided transports (they make an MPI window). Throws
+// ValueError naming the transport and listing the known ones.
+std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, const TransportLimits& limits);
 std::vector<std::string> transport_names();
 // Throws ValueError naming the transport and listing the known ones.
 void check_transport_name(std::string_view name);

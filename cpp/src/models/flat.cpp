@@ -10,8 +10,8 @@ namespace {
 class Flat final : public Model {
  public:
   explicit Flat(const ModelContext& context)
-      // Six messages per batch; double buffering has two batches in flight.
-      : transport_(make_transport(context.transport, context.decomposition->communicator(), 6, 2)),
+      : transport_(
+            make_transport(context.transport, context.decomposition->communicator(), context.transport_limits())),
         schedule_(make_schedule(context.schedule, {.plan = context.plan,
                                                    .stencil = context.stencil,
                                                    .transport = transport_.get(),

@@ -22,7 +22,7 @@ class Multiple final : public Model {
         phase_times_(context.phase_times),
         thread_times_(static_cast<std::size_t>(context.threads)) {
     for (int thread = 0; thread < context.threads; ++thread) {
-      transports_.push_back(make_transport(context.transport, comms_[thread], 6, 2));
+      transports_.push_back(make_transport(context.transport, comms_[thread], context.transport_limits()));
       schedules_.push_back(
           make_schedule(context.schedule, {.plan = context.plan,
                                            .stencil = context.stencil,

@@ -18,7 +18,7 @@ namespace hybridfd {
 // (masteronly-threaded-comm). Defined in threaded_parts.cpp.
 std::unique_ptr<Transport> make_threaded_parts_transport(const ThreadTeam& team,
                                                          const detail::DuplicatedCommunicators& comms,
-                                                         std::string_view inner, int max_messages, int max_in_flight);
+                                                         std::string_view inner, const TransportLimits& limits);
 
 namespace detail {
 
@@ -34,8 +34,10 @@ class SharedGrids final : public Model {
       : team_(context.threads),
         comms_(context.decomposition->communicator(),
                options.threaded_parts && context.threads > 1 ? context.threads : 0),
-        transport_(comms_.size() > 0 ? make_threaded_parts_transport(team_, comms_, context.transport, 6, 2)
-                                     : make_transport(context.transport, context.decomposition->communicator(), 6, 2)),
+        transport_(
+            comms_.size() > 0
+                ? make_threaded_parts_transport(team_, comms_, context.transport, context.transport_limits())
+                : make_transport(context.transport, context.decomposition->communicator(), context.transport_limits())),
         schedule_(make_schedule(
             context.schedule,
             {context.plan, context.stencil, transport_.get(), context.decomposition->rank(), context.batches,

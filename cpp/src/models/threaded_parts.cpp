@@ -16,15 +16,14 @@ constexpr std::int64_t minimum_part_lanes = 1024;
 class ThreadedParts final : public Transport {
  public:
   ThreadedParts(const ThreadTeam& team, const detail::DuplicatedCommunicators& comms, std::string_view inner,
-                int max_messages, int max_in_flight)
+                const TransportLimits& limits)
       : team_(team),
-        parts_(static_cast<std::size_t>(max_in_flight), std::vector<std::vector<FaceMessage>>(team.size())),
-        inner_tickets_(static_cast<std::size_t>(max_in_flight), std::vector<int>(team.size(), -1)) {
+        parts_(static_cast<std::size_t>(limits.max_in_flight), std::vector<std::vector<FaceMessage>>(team.size())),
+        inner_tickets_(static_cast<std::size_t>(limits.max_in_flight), std::vector<int>(team.size(), -1)) {
     MPI_Comm_rank(comms[0], &rank_);
-    for (int thread = 0; thread < team.size(); ++thread)
-      inner_.push_back(make_transport(inner, comms[thread], max_messages, max_in_flight));
+    for (int thread = 0; thread < team.size(); ++thread) inner_.push_back(make_transport(inner, comms[thread], limits));
     for (auto& ticket : parts_)
-      for (auto& parts : ticket) parts.reserve(static_cast<std::size_t>(max_messages));
+      for (auto& parts : ticket) parts.reserve(static_cast<std::size_t>(limits.max_messages));
   }
 
   int start(std::span<const FaceMessage> messages) override {
@@ -82,8 +81,8 @@ class ThreadedParts final : public Transport {
 
 std::unique_ptr<Transport> make_threaded_parts_transport(const ThreadTeam& team,
                                                          const detail::DuplicatedCommunicators& comms,
-                                                         std::string_view inner, int max_messages, int max_in_flight) {
-  return std::make_unique<ThreadedParts>(team, comms, inner, max_messages, max_in_flight);
+                                                         std::string_view inner, const TransportLimits& limits) {
+  return std::make_unique<ThreadedParts>(team, comms, inner, limits);
 }
 
 }  // namespace hybridfd

@@ -11,9 +11,9 @@ namespace {
 
 class PointToPoint final : public Transport {
  public:
-  PointToPoint(MPI_Comm comm, int max_messages, int max_in_flight) : comm_(comm), slots_(max_in_flight) {
+  PointToPoint(MPI_Comm comm, const TransportLimits& limits) : comm_(comm), slots_(limits.max_in_flight) {
     MPI_Comm_rank(comm, &rank_);
-    for (auto& requests : slots_) requests.reserve(2 * static_cast<std::size_t>(max_messages));
+    for (auto& requests : slots_) requests.reserve(2 * static_cast<std::size_t>(limits.max_messages));
   }
 
   int start(std::span<const FaceMessage> messages) override {
@@ -53,8 +53,8 @@ class PointToPoint final : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, int max_messages, int max_in_flight) {
-  return std::make_unique<PointToPoint>(comm, max_messages, max_in_flight);
+std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, const TransportLimits& limits) {
+  return std::make_unique<PointToPoint>(comm, limits);
 }
 
 }  // namespace hybridfd

@@ -23,8 +23,8 @@ struct RequestSet {
 
 class Persistent final : public Transport {
  public:
-  Persistent(MPI_Comm comm, int max_messages, int max_in_flight)
-      : comm_(comm), max_messages_(max_messages), in_flight_(max_in_flight, nullptr) {
+  Persistent(MPI_Comm comm, const TransportLimits& limits)
+      : comm_(comm), max_messages_(limits.max_messages), in_flight_(limits.max_in_flight, nullptr) {
     MPI_Comm_rank(comm, &rank_);
   }
 
@@ -87,8 +87,8 @@ class Persistent final : public Transport {
 
 }  // namespace
 
-std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, int max_messages, int max_in_flight) {
-  return std::make_unique<Persistent>(comm, max_messages, max_in_flight);
+std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, const TransportLimits& limits) {
+  return std::make_unique<Persistent>(comm, limits);
 }
 
 }  // namespace hybridfd
