@@ -13,7 +13,7 @@ MPI_HOME ?=
 export MPI_HOME
 
 BUILD_DEPS := scikit-build-core nanobind ninja
-RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich
+RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: setup demo test bench lint clean vectorisation-report peers
