@@ -117,6 +117,19 @@ def test_malformed_options_exit_2_naming_the_value(argv, named, capsys, tmp_path
     assert named in capsys.readouterr().err
 
 
+def test_external_commands_appear_only_when_installed_and_parse_their_own_options(monkeypatch, capsys):
+    from hybridfd import cli
+
+    # hybridfd.launch has a main(argv), as an external command's module must.
+    monkeypatch.setattr(cli, "EXTERNAL_COMMANDS", {"map": ("hybridfd.launch", "stand-in"), "gone": ("no.such", "x")})
+    with pytest.raises(SystemExit) as exit_:
+        main(["map", "--help"])
+    assert exit_.value.code == 0 and "hybridfd.launch" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main(["gone"])
+    assert exit_.value.code == 2 and "'gone'" in capsys.readouterr().err
+
+
 def test_report_rejects_a_result_that_does_not_match_the_schema(tmp_path, capsys):
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"format": "hybridfd-result/1", "command": "bench"}))

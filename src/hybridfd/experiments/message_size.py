@@ -8,7 +8,7 @@ bandwidth, interpolated on log-log axes) is marked: the paper found about 10^3 B
 Gene/P's torus, and about 10^5 B needed for full bandwidth, which is why it batches grids.
 
 Messages go through mpi4py's buffer interface (Send/Recv of numpy arrays), so the
-small-message times include mpi4py's per-call cost (about a microsecond here).
+small-message times include mpi4py's per-call cost.
 """
 
 from __future__ import annotations
