@@ -10,14 +10,11 @@ from __future__ import annotations
 import os
 import sys
 import time
-from collections.abc import Iterable, Iterator
-from typing import Any, TypeVar
+from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
-
-T = TypeVar("T")
 
 #: Work shorter than this shows no progress bar at all.
 PROGRESS_AFTER_SECONDS = 2.0
@@ -44,14 +41,21 @@ def format_value(value: Any, spec: str | None) -> str:  # noqa: ANN401 - table c
 
 
 def result_table(result: dict[str, Any]) -> Table:
-    """The rows of a result as a rich table, columns as the result names them."""
+    """The rows of a result as a rich table, columns as the result names them; a result of
+    one row is shown turned on its side (one line per column), which fits any terminal."""
     table = Table(title=result["title"], title_justify="left")
-    columns = result["columns"]
+    columns, rows = result["columns"], result["rows"]
+    if len(rows) == 1 and len(columns) > 4:
+        table.add_column("what")
+        table.add_column("value", justify="right")
+        for column in columns:
+            table.add_row(column["title"], format_value(rows[0].get(column["key"]), column.get("format")))
+        return table
     for column in columns:
-        values = [row.get(column["key"]) for row in result["rows"] if row.get(column["key"]) is not None]
+        values = [row.get(column["key"]) for row in rows if row.get(column["key"]) is not None]
         numeric = bool(values) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values)
         table.add_column(column["title"], justify="right" if numeric else "left")
-    for row in result["rows"]:
+    for row in rows:
         table.add_row(*(format_value(row.get(c["key"]), c.get("format")) for c in columns))
     return table
 
@@ -110,12 +114,3 @@ class DelayedProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    def track(self, items: Iterable[T]) -> Iterator[T]:
-        for item in items:
-            yield item
-            self.advance()
-
-
-def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,9 @@ def relaunch(args: argparse.Namespace) -> int | None:
     program = [sys.executable, "-m", "hybridfd", *args.argv[1:]]
     extra = {LAUNCHED_ENV: str(args.ranks)}
     if sys.stdout.isatty():
+        # The ranks write to pipes: tell rich it is a terminal, and how wide.
         extra["HYBRIDFD_TERMINAL"] = "1"
+        extra["COLUMNS"] = str(shutil.get_terminal_size().columns)
     print("launch:", " ".join(launch.command(args.ranks, program)), flush=True)
     return launch.run(args.ranks, program, extra_env=extra, capture=False).returncode
 

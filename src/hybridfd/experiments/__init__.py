@@ -18,6 +18,7 @@ import functools
 import importlib
 import json
 import pkgutil
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -70,7 +71,9 @@ def sub_run(name: str, ranks: int, params: dict[str, Any], timeout: float) -> di
     from hybridfd import launch
 
     terminal = sys.stdout.isatty()
-    env = dict(SUB_RUN_ENVIRONMENT, **({"HYBRIDFD_TERMINAL": "1"} if terminal else {}))
+    env = dict(SUB_RUN_ENVIRONMENT)
+    if terminal:  # the ranks write to pipes: tell rich it is a terminal, and how wide
+        env.update(HYBRIDFD_TERMINAL="1", COLUMNS=str(shutil.get_terminal_size().columns))
 
     with tempfile.TemporaryDirectory(prefix="hybridfd-") as tmp:
         params_path = Path(tmp) / "params.json"

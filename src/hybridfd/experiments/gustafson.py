@@ -179,6 +179,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
     for approach in dict.fromkeys(r["approach"] for r in measured):
         mine = [r for r in measured if r["approach"] == approach]
         left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
+    left.set_xticks(sorted({r["cores"] for r in measured}))
     left.set_xlabel("cores (= grids)")
     left.set_ylabel("ms per apply (measured)")
     left.legend(fontsize=8)

@@ -57,8 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--min-size", type=byte_size, default=1024, metavar="BYTES", help="smallest m of Fig. 4 (1k)")
     parser.add_argument("--max-size", type=byte_size, default=1024**2, metavar="BYTES", help="largest m of Fig. 4 (1M)")
-    parser.add_argument("--iterations", type=positive_int, default=10, help="exchanges per sample (default 10)")
-    parser.add_argument("--repeats", type=positive_int, default=5, help="samples; medians reported (default 5)")
+    parser.add_argument("--iterations", type=positive_int, default=20, help="exchanges per sample (default 20)")
+    parser.add_argument("--repeats", type=positive_int, default=7, help="samples; medians reported (default 7)")
 
 
 def node_layout(comm: Any, ranks_per_node: int | None) -> tuple[int, int, int]:  # noqa: ANN401 - mpi4py

@@ -107,6 +107,8 @@ def plot(result: dict[str, Any], path: Path) -> None:
         left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
         right.plot([r["cores"] for r in mine], [r["relative_to_fastest_on_fewest"] for r in mine], marker="o")
     right.plot(cores, [c / cores[0] for c in cores], color="grey", linestyle=":", label="linear")
+    left.set_xticks(cores)
+    right.set_xticks(cores)
     left.set_xlabel("cores")
     left.set_ylabel("ms per apply")
     left.legend(fontsize=8)

@@ -98,6 +98,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
                 continue
             ax.plot([r["cores"] for r in mine], [r["speedup"] for r in mine], marker="o", label=label)
         ax.plot(cores, cores, color="grey", linestyle=":", label="linear")
+        ax.set_xticks(cores)
         ax.set_xlabel("cores")
         ax.set_ylabel("speedup vs 1 core")
         ax.set_title(name)
