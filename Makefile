@@ -13,10 +13,10 @@ MPI_HOME ?=
 export MPI_HOME
 
 BUILD_DEPS := scikit-build-core nanobind ninja
-RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema
+RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers
+.PHONY: setup demo test bench lint clean vectorisation-report peers tsan
 
 setup: $(VENV)/.installed
 
@@ -46,6 +46,7 @@ bench: setup
 	$(PY) benchmarks/oversubscription.py
 	$(PY) benchmarks/latency_hiding.py
 	$(PY) benchmarks/compare_gpaw.py
+	$(PY) benchmarks/mapping_metrics.py
 
 lint: setup
 	$(PY) -m ruff check src tests benchmarks
@@ -62,6 +63,31 @@ vectorisation-report: setup
 	  | grep -oE 'v(mul|add)pd|vmovupd' | sort | uniq -c
 	@objdump -d --no-show-raw-insn build/report/CMakeFiles/hybridfd_core.dir/cpp/src/kernel.cpp.o \
 	  | grep -E 'v(mul|add)pd' | grep -c ymm | sed 's/^/256-bit (ymm) multiplies and adds: /'
+
+# ThreadSanitizer: the core and cpp/tests built with clang -fsanitize=thread on LLVM's
+# OpenMP runtime, whose Archer tool tells TSan about OpenMP's fork, join and barriers
+# (GCC's libgomp does not, so TSan would flag every parallel region). Runs every model
+# with up to 3 threads on 1 and 2 ranks; any report fails it (halt_on_error). The MPI
+# and OpenMP libraries themselves are not instrumented: their internals are ignored
+# (ignore_noninstrumented_modules, and tsan.supp for libmpi); hybridfd's code is not.
+# Needs clang and libomp-dev (apt, root).
+TSAN_ENV := OMP_TOOL_LIBRARIES=$$(dirname $$(readlink -f $$(command -v clang++)))/../lib/libarcher.so \
+  OMP_WAIT_POLICY=passive TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=1 \
+  second_deadlock_stack=1 suppressions=$(CURDIR)/cpp/tests/tsan.supp"
+tsan: setup
+	@command -v clang++ >/dev/null || apt-get install -y -q clang libomp-dev
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/tsan -G Ninja -DHYBRIDFD_PYTHON=OFF \
+	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHYBRIDFD_NATIVE=OFF \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+	  -DMPI_HOME=$(or $(MPI_HOME),$(CURDIR)/$(VENV)) -DCMAKE_INSTALL_PREFIX=$(CURDIR)/build/tsan/prefix >/dev/null
+	cmake --build build/tsan && cmake --install build/tsan >/dev/null
+	cmake -S cpp/tests -B build/tsan-tests -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build/tsan/prefix -DMPI_HOME=$(or $(MPI_HOME),$(CURDIR)/$(VENV)) >/dev/null
+	cmake --build build/tsan-tests
+	$(TSAN_ENV) build/tsan-tests/thread_team_test
+	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 1 --timeout 900 -- build/tsan-tests/models_test 3
+	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 2 --timeout 900 -- build/tsan-tests/models_test 3
 
 # Peer codes for side-by-side benchmarks, each in its own environment (never a
 # dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).

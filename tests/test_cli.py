@@ -67,6 +67,18 @@ def test_run_on_two_ranks_matches_the_reference_and_saves_a_valid_result(tmp_pat
     assert result["environment"]["ranks"] == 2
 
 
+def test_run_a_threaded_approach(tmp_path):
+    out = tmp_path / "run.json"
+    done = hybridfd(
+        "run", "--approach", "hybrid-multiple", "--threads", "2", "--grids", "4", "--shape", "12", "--repeats", "2",
+        "-o", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = results.load(out)
+    assert result["config"]["threads"] == 2 and result["config"]["model"] == "multiple"
+    assert result["rows"][0]["bit_identical_to_reference"]
+
+
 def test_info_on_two_ranks(tmp_path):
     out = tmp_path / "info.json"
     done = hybridfd("-n", "2", "info", "-o", str(out))
@@ -95,6 +107,9 @@ def test_bad_input_found_under_mpiexec_exits_2_naming_it(tmp_path):
         (["run", "--periodic", "xq"], "'xq'"),
         (["run", "--shape", "4", "4"], "got 2: 4 4"),
         (["run", "-n", "0"], "0 must be at least 1"),
+        (["run", "--threads", "0"], "--threads: 0 must be at least 1"),
+        (["run", "--master-share", "1.5"], "1.5 must be between 0 and 1"),
+        (["run", "--model", "nobody"], "'nobody'"),
         (["-n", "2", "report", "r.json"], "only run and info take -n"),
         (["bench"], "no experiment given"),
         (["bench", "no-such"], "'no-such'"),

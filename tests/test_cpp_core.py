@@ -24,7 +24,7 @@ def run(cmd: list[str], **kwargs: object) -> str:
 
 
 @pytest.fixture(scope="module")
-def installed_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def installed_core(tmp_path_factory: pytest.TempPathFactory) -> tuple:
     build = tmp_path_factory.mktemp("core-build")
     prefix = tmp_path_factory.mktemp("core-prefix")
     env = dict(os.environ, MPI_HOME=os.environ.get("MPI_HOME") or sys.prefix)
@@ -33,26 +33,42 @@ def installed_core(tmp_path_factory: pytest.TempPathFactory) -> Path:
     run(["cmake", "--build", str(build / "core"), "--parallel", "2"], env=env)
     run(["cmake", "--install", str(build / "core")], env=env)
     assert (prefix / "include" / "hybridfd" / "operator.hpp").exists()
-    examples = build / "examples"
-    run(
-        [
-            "cmake",
-            "-S",
-            str(ROOT / "cpp" / "examples"),
-            "-B",
-            str(examples),
-            *generator,
-            f"-DCMAKE_PREFIX_PATH={prefix}",
-        ],
-        env=env,
-    )
-    run(["cmake", "--build", str(examples)], env=env)
-    return examples
+    return prefix, env, generator
+
+
+def build_against(installed: tuple, project: str, build: Path) -> Path:
+    """Configures and builds cpp/<project> against the installed core, as a C++ user would."""
+    prefix, env, generator = installed
+    source = ROOT / "cpp" / project
+    run(["cmake", "-S", str(source), "-B", str(build), *generator, f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
+    run(["cmake", "--build", str(build)], env=env)
+    return build
+
+
+@pytest.fixture(scope="module")
+def examples(installed_core: tuple, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_against(installed_core, "examples", tmp_path_factory.mktemp("examples"))
+
+
+@pytest.fixture(scope="module")
+def cpp_tests(installed_core: tuple, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_against(installed_core, "tests", tmp_path_factory.mktemp("cpp-tests"))
 
 
 @pytest.mark.parametrize("ranks", [1, 3])
-def test_cpp_example_runs_without_python(installed_core: Path, ranks: int) -> None:
-    result = launch.run(ranks, [str(installed_core / "laplace_apply")], timeout=120)
+def test_cpp_example_runs_without_python(examples: Path, ranks: int) -> None:
+    result = launch.run(ranks, [str(examples / "laplace_apply")], timeout=120)
     assert not result.timed_out, result.output
     assert result.returncode == 0, result.output
     assert "ok" in result.output and f"{ranks} ranks" in result.output, result.output
+
+
+def test_thread_team_passes_exceptions_to_the_caller(cpp_tests: Path) -> None:
+    assert run([str(cpp_tests / "thread_team_test")], env=dict(os.environ, OMP_WAIT_POLICY="passive")) == "ok\n"
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_every_model_bit_identical_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
+    result = launch.run(ranks, [str(cpp_tests / "models_test")], timeout=300)
+    assert not result.timed_out, result.output
+    assert result.returncode == 0 and "ok (" in result.output, result.output

@@ -117,6 +117,7 @@ NB_MODULE(_core, m) {
       },
       "seconds"_a = 0.2, nb::call_guard<nb::gil_scoped_release>());
   m.def("schedule_names", &hybridfd::schedule_names);
+  m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
   m.def("total_surface", &hybridfd::total_surface, "shape"_a, "grid"_a);
@@ -188,13 +189,16 @@ NB_MODULE(_core, m) {
       .def(
           "__init__",
           [](hybridfd::Operator* self, std::shared_ptr<hybridfd::Decomposition> decomposition,
-             const hybridfd::Stencil& stencil, const std::string& approach, const std::string& schedule,
+             const hybridfd::Stencil& stencil, const std::string& approach, const std::string& model,
+             std::optional<int> threads, std::optional<double> master_share, const std::string& schedule,
              const std::string& transport, std::optional<int> batch, std::optional<int> slope,
              const std::string& slope_kind, std::optional<int> progress) {
-            new (self) hybridfd::Operator(std::move(decomposition), stencil,
-                                          {approach, schedule, transport, batch, slope, slope_kind, progress});
+            new (self) hybridfd::Operator(
+                std::move(decomposition), stencil,
+                {approach, model, threads, master_share, schedule, transport, batch, slope, slope_kind, progress});
           },
-          "decomposition"_a, "stencil"_a, "approach"_a, "schedule"_a = "", "transport"_a = "", "batch"_a = nb::none(),
+          "decomposition"_a, "stencil"_a, "approach"_a, "model"_a = "", "threads"_a = nb::none(),
+          "master_share"_a = nb::none(), "schedule"_a = "", "transport"_a = "", "batch"_a = nb::none(),
           "slope"_a = nb::none(), "slope_kind"_a = "", "progress"_a = nb::none(),
           nb::call_guard<nb::gil_scoped_release>())
       .def(
@@ -218,10 +222,29 @@ NB_MODULE(_core, m) {
           },
           "input"_a, "output"_a, "output_writable"_a,
           "apply, returning how many C++ heap allocations the core made meanwhile (for tests)")
+      .def_prop_ro("phase_times",
+                   [](const hybridfd::Operator& self) {
+                     const auto& times = self.phase_times();
+                     nb::dict result;
+                     result["applies"] = times.applies;
+                     result["total"] = times.total;
+                     result["compute_phases"] = times.compute_phases;
+                     result["communication_phases"] = times.communication_phases();
+                     result["thread_busy"] = times.thread_busy;
+                     result["idle_in_compute"] = times.idle_in_compute();
+                     return result;
+                   })
+      .def("reset_phase_times", &hybridfd::Operator::reset_phase_times)
       .def_prop_ro("config", [](const hybridfd::Operator& self) {
         const auto& config = self.config();
         nb::dict result;
         result["approach"] = config.approach;
+        result["model"] = config.model;
+        result["threads"] = config.threads;
+        result["master_share"] = config.master_share;
+        result["thread_level"] = config.thread_level;
+        result["mpi_thread_level"] = config.mpi_thread_level;
+        result["placement"] = config.placement;
         result["schedule"] = config.schedule;
         result["transport"] = config.transport;
         result["batch"] = config.batch;

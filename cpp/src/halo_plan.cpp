@@ -89,8 +89,7 @@ void HaloPlan::copy_region(const Region& region, const Index3& array_extent, dou
 }
 
 void HaloPlan::copy_interior_in(const double* grid, double* padded) const {
-  const Region interior{{radius_, radius_, radius_}, extent_};
-  copy_region<false>(interior, padded_, padded, const_cast<double*>(grid));
+  copy_in({{radius_, radius_, radius_}, extent_}, grid, padded);
 }
 
 void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const {
@@ -100,7 +99,11 @@ void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const 
 }
 
 void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) const {
-  copy_region<false>(face.ghost, padded_, padded, const_cast<double*>(buffer));
+  copy_in(face.ghost, buffer, padded);
+}
+
+void HaloPlan::copy_in(const Region& region, const double* buffer, double* padded) const {
+  copy_region<false>(region, padded_, padded, const_cast<double*>(buffer));
 }
 
 }  // namespace hybridfd

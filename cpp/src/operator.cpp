@@ -1,27 +1,44 @@
 #include "hybridfd/operator.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdint>
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
+#include "hybridfd/schedule.hpp"
+#include "hybridfd/thread_team.hpp"
+#include "hybridfd/transport.hpp"
 #include "registry.hpp"
 
 namespace hybridfd {
 namespace {
 
-// The papers' approaches as presets. Later issues add models and schedules; an
-// approach is one line here.
-const detail::Registry<Config>& approaches() {
-  static const detail::Registry<Config> presets{
+// The papers' approaches as presets (model, schedule, transport, batch, slope). Later
+// issues add models and schedules; an approach is one line here. The hybrid presets use
+// flat-optimized's schedule; flat-* are their one-thread case.
+struct Preset {
+  const char* model;
+  const char* schedule;
+  int batch;
+  int slope;
+};
+
+const detail::Registry<Preset>& approaches() {
+  static const detail::Registry<Preset> presets{
       "approach",
       {
           // GPAW journal Sect. 4.1: per grid, x, y, z in turn.
-          {"flat-original", {"flat-original", "serial-dims", "p2p", 1, 0, "geometric", 0}},
-          // Sect. 5: all dimensions at once, double
-          // buffered, batched, sloped.
-          {"flat-optimized", {"flat-optimized", "double-buffered", "p2p", 8, 1, "geometric", 0}},
+          {"flat-original", {"flat", "serial-dims", 1, 0}},
+          // Sect. 5: all dimensions at once, double buffered, batched, sloped.
+          {"flat-optimized", {"flat", "double-buffered", 8, 1}},
+          // Sect. 6, Fig. 6.1: threads that each communicate, or one that does.
+          {"hybrid-multiple", {"multiple", "double-buffered", 8, 1}},
+          {"hybrid-master-only", {"masteronly", "double-buffered", 8, 1}},
+          // Rabenseifner Sect. 5 and 3-A: the master-only optimisations.
+          {"hybrid-master-only-threaded-comm", {"masteronly-threaded-comm", "double-buffered", 8, 1}},
+          {"hybrid-funneled-overlap", {"funneled-overlap", "double-buffered", 8, 1}},
       }};
   return presets;
 }
@@ -37,19 +54,45 @@ std::int64_t item_bytes(std::string_view dtype) { return dtype == "complex128" ?
 std::vector<std::string> approach_names() { return approaches().names(); }
 
 Config resolve(const Options& options) {
-  Config config = approaches().at(options.approach);
+  const Preset& preset = approaches().at(options.approach);
+  Config config;
+  config.approach = options.approach;
+  config.model = preset.model;
+  config.schedule = preset.schedule;
+  config.transport = "p2p";
+  config.batch = preset.batch;
+  config.slope = preset.slope;
+  if (!options.model.empty()) config.model = options.model;
   if (!options.schedule.empty()) config.schedule = options.schedule;
   if (!options.transport.empty()) config.transport = options.transport;
   if (options.batch) config.batch = *options.batch;
   if (options.slope) config.slope = *options.slope;
   if (!options.slope_kind.empty()) config.slope_kind = options.slope_kind;
   if (options.progress) config.progress = *options.progress;
+  required_thread_level(config.model, 1);  // rejects an unknown model
   check_schedule_name(config.schedule);
   check_transport_name(config.transport);
   BatchShape{config.batch, config.slope, slope_kind_from_name(config.slope_kind)}.validate();
   if (config.progress < 0)
     throw ValueError(detail::concat("progress ", config.progress,
                                     " must be 0 (off) or k > 0 (test messages in flight every k grids computed)"));
+  // A flat model is one thread whatever OMP_NUM_THREADS says (it may be set for a BLAS).
+  config.threads = config.model == "flat" ? options.threads.value_or(1) : resolve_threads(options.threads);
+  if (config.threads < 1) throw ValueError(detail::concat("threads ", config.threads, " must be at least 1"));
+  if (config.model == "flat" && config.threads > 1)
+    throw ValueError(detail::concat("model 'flat' runs one thread per rank, but threads=", config.threads,
+                                    " was asked for; threaded models: multiple, masteronly, "
+                                    "masteronly-threaded-comm, funneled-overlap"));
+  const bool funneled = config.model == "funneled-overlap";
+  if (options.master_share && !funneled)
+    throw ValueError(
+        detail::concat("master_share applies to the funneled-overlap model only, not to model '", config.model, "'"));
+  // Rabenseifner's fixed reservation: thread 0 communicates and computes nothing.
+  config.master_share = funneled ? options.master_share.value_or(0.0) : 1.0;
+  if (!(config.master_share >= 0.0 && config.master_share <= 1.0))
+    throw ValueError(detail::concat("master_share ", config.master_share,
+                                    " must be between 0 (thread 0 only communicates) and 1 (an equal share)"));
+  config.thread_level = thread_level_name(required_thread_level(config.model, config.threads));
   return config;
 }
 
@@ -73,19 +116,36 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
             " is thinner than the stencil radius ", stencil.radius, " on axis ", axis, " (process grid ",
             detail::tuple_text(dec.grid()), ", domain shape ", detail::tuple_text(dec.domain().shape), ")"));
     }
+    int provided = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&provided);
+    config_.mpi_thread_level = thread_level_name(provided);
+    const int required = required_thread_level(config_.model, config_.threads);
+    if (provided < required)
+      throw ValueError(detail::concat("model '", config_.model, "' with ", config_.threads, " threads needs ",
+                                      config_.thread_level, ", but MPI was initialised with ", config_.mpi_thread_level,
+                                      " (mpi4py: set mpi4py.rc.thread_level before importing mpi4py.MPI; C++: "
+                                      "MPI_Init_thread)"));
+    main_thread_only_ = required == MPI_THREAD_FUNNELED && provided < MPI_THREAD_MULTIPLE;
+    if (main_thread_only_) {
+      int main_thread = 0;
+      MPI_Is_thread_main(&main_thread);
+      if (!main_thread)
+        throw ValueError(detail::concat("model '", config_.model, "' under ", config_.mpi_thread_level,
+                                        " must be built and applied by the thread that initialised MPI"));
+    }
     plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
     const std::int64_t largest_message = plan_->max_face_lanes() * static_cast<std::int64_t>(config_.batch);
     if (largest_message > INT_MAX)
       throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,
                                       " float64 values, more than one MPI message can carry (", INT_MAX, ")"));
   });
-  agree_on_problems(dec.communicator(), problem);
+  // Thread t of a rank exchanges with thread t of its neighbours: the counts must agree.
+  agree_on_problems(dec.communicator(), problem, config_.threads, "threads");
 
-  // Six messages per batch; double buffering has two batches in flight.
-  transport_ = make_transport(config_.transport, dec.communicator(), 6, 2);
   const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
-  schedule_ = make_schedule(config_.schedule,
-                            {plan_.get(), &stencil_, transport_.get(), dec.rank(), batches, config_.progress});
+  model_ = make_model(config_.model, {&dec, plan_.get(), &stencil_, config_.schedule, config_.transport, batches,
+                                      config_.progress, config_.threads, config_.master_share, &phase_times_});
+  config_.placement = config_.threads > 1 ? placement_text(ThreadTeam(config_.threads)) : "one thread";
 }
 
 Operator::~Operator() = default;
@@ -129,10 +189,22 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
 }
 
 void Operator::apply(const ArrayRef& in, const ArrayRef& out) {
+  // Checked before any MPI call, as under MPI_THREAD_FUNNELED another thread may not even
+  // agree on problems with the other ranks: each rank raises on its own.
+  if (main_thread_only_) {
+    int main_thread = 0;
+    MPI_Is_thread_main(&main_thread);
+    if (!main_thread)
+      throw ValueError(detail::concat("model '", config_.model, "' under ", config_.mpi_thread_level,
+                                      " must be applied by the thread that initialised MPI"));
+  }
   std::int64_t grids = 0;
   const auto problem = find_problem([&] { grids = check_arrays(in, out); });
   agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
-  schedule_->apply(static_cast<const double*>(in.data), static_cast<double*>(const_cast<void*>(out.data)), grids);
+  const auto start = std::chrono::steady_clock::now();
+  model_->apply(static_cast<const double*>(in.data), static_cast<double*>(const_cast<void*>(out.data)), grids);
+  phase_times_.total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ++phase_times_.applies;
 }
 
 }  // namespace hybridfd

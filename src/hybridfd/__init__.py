@@ -6,9 +6,10 @@ switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C 
 """
 
 from hybridfd import reference
-from hybridfd._core import approach_names, mpi_library_version, schedule_names, transport_names
+from hybridfd._core import approach_names, model_names, mpi_library_version, schedule_names, transport_names
 from hybridfd.decomposition import Box, Decomposition
 from hybridfd.domain import Domain
+from hybridfd.groups import RankGroups
 from hybridfd.operator import Operator
 from hybridfd.stencil import Stencil
 
@@ -17,8 +18,10 @@ __all__ = [
     "Decomposition",
     "Domain",
     "Operator",
+    "RankGroups",
     "Stencil",
     "approach_names",
+    "model_names",
     "mpi_library_version",
     "reference",
     "schedule_names",

@@ -16,6 +16,7 @@ from mpi4py import MPI
 from hybridfd import _core
 from hybridfd._collective import Problem, agree
 from hybridfd.domain import Domain
+from hybridfd.mapping import MappingInfo, Metrics, Topology, reorder_communicator, stencil_pattern
 
 
 class Box(NamedTuple):
@@ -49,9 +50,24 @@ class Decomposition:
 
     Collective. ``grid=(Px, Py, Pz)`` fixes the process grid; by default it minimises
     the boxes' total surface, as GPAW does.
+
+    ``mapping`` names a strategy (:func:`hybridfd.mapping.strategy_names`) that places
+    the grid's boxes on the ``topology``'s cores (a :class:`~hybridfd.mapping.Topology`,
+    a preset ``host`` (default), ``bluegene-p``, ``cray-xe6``, or a .toml/.json file),
+    optimising the halo exchange of this domain; the ranks of ``comm`` are renumbered
+    accordingly (results do not change, only which rank holds which box). A topology
+    without a mapping means ``packed``. :attr:`mapping` then tells what was done.
     """
 
-    def __init__(self, domain: Domain, comm: MPI.Comm | None = None, grid: Sequence[int] | None = None) -> None:
+    def __init__(
+        self,
+        domain: Domain,
+        comm: MPI.Comm | None = None,
+        grid: Sequence[int] | None = None,
+        *,
+        mapping: str | None = None,
+        topology: Topology | str | None = None,
+    ) -> None:
         if not isinstance(domain, Domain):
             raise TypeError(f"domain must be a hybridfd.Domain, got {type(domain).__name__}")
         comm = MPI.COMM_WORLD if comm is None else comm
@@ -60,9 +76,42 @@ class Decomposition:
             if len(grid) != 3:
                 raise ValueError(f"process grid must have 3 entries (Px, Py, Pz), got {grid!r}")
         self.domain = domain
+        # Validates the grid on every rank (and picks it if not given).
         self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, grid)
+        #: What the mapping did (strategy, topology, metrics for radius 1 and one grid), or None.
+        self.mapping: MappingInfo | None = None
+        if mapping is not None or topology is not None:
+            self._core, self.mapping = self._mapped(comm, mapping or "packed", topology)
         #: The Cartesian communicator all of hybridfd's messages use.
         self.comm: MPI.Comm = self._core.communicator
+
+    def _mapped(self, comm: MPI.Comm, strategy: str, topology: Topology | str | None) -> tuple:
+        domain, grid = self.domain, tuple(self._core.grid)
+        # Per grid and radius 1: face bytes scale with radius and grids alike, so the
+        # placement that is best for one is best for all (see mapping_metrics).
+        pattern = stencil_pattern(domain.shape, grid, domain.periodic, 1, np.dtype(domain.dtype).itemsize)
+        reordered, info = reorder_communicator(comm, grid, strategy, topology, pattern=pattern)
+        try:
+            core = _core.Decomposition(reordered, domain.shape, domain.periodic, domain.dtype, grid)
+        finally:
+            reordered.Free()
+        # MPI_Cart_create without reorder keeps ranks: rank p sits at row-major position p.
+        if info.rank_order[core.rank] != comm.rank:
+            raise RuntimeError(
+                f"rank {comm.rank} was mapped to position {info.rank_order.index(comm.rank)} but the "
+                f"Cartesian communicator put it at {core.rank}"
+            )
+        return core, info
+
+    def mapping_metrics(self, radius: int = 1, grids: int = 1) -> Metrics | None:
+        """Metrics of this decomposition's placement for a stencil of ``radius`` on ``grids`` grids."""
+        if self.mapping is None:
+            return None
+        domain = self.domain
+        pattern = stencil_pattern(
+            domain.shape, self.grid, domain.periodic, radius, np.dtype(domain.dtype).itemsize, grids
+        )
+        return self.mapping.metrics_for(pattern)
 
     @property
     def grid(self) -> tuple[int, int, int]:
@@ -178,4 +227,5 @@ class Decomposition:
         return batch.shape[0] if batch.ndim == 4 else 1
 
     def __repr__(self) -> str:
-        return f"Decomposition(domain={self.domain}, grid={self.grid}, ranks={self.size})"
+        mapping = "" if self.mapping is None else f", mapping={self.mapping.strategy!r}"
+        return f"Decomposition(domain={self.domain}, grid={self.grid}, ranks={self.size}{mapping})"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +20,14 @@ from hybridfd.timing import time_apply
 DEFAULT_SHAPE = (64, 64, 64)
 DEFAULT_GRIDS = 8
 REPEATS = 5
+
+
+def wait_sleeping(comm: MPI.Comm) -> None:
+    """A barrier that sleeps while it waits, so that a rank with nothing to do leaves its
+    core to the threads of the rank that works (a plain barrier polls)."""
+    request = comm.Ibarrier()
+    while not request.Test():
+        time.sleep(0.001)
 
 
 def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
@@ -37,19 +46,34 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
         a = dec.scatter(batch)
         out = np.empty_like(a)
         expected = hf.reference.apply(stencil, batch, periodic=dom.periodic) if comm.rank == 0 else None
+        # The same cores two ways: flat approaches on every rank (one thread each), hybrid
+        # ones on rank 0 alone with a thread per rank of the job (the others wait).
+        alone = hf.Decomposition(dom, MPI.COMM_SELF) if comm.rank == 0 else None
         for approach in hf.approach_names():
-            op = hf.Operator(dec, stencil, approach=approach)
-            op.apply(a, out=out)
-            result = dec.gather(out)
-            seconds = time_apply(op, a, out, repeats)
+            hybrid = approach.startswith("hybrid-")
+            if hybrid and comm.rank != 0:
+                wait_sleeping(comm)
+                continue
+            if hybrid:
+                op = hf.Operator(alone, stencil, approach=approach, threads=comm.size)
+                a_here, out_here = batch, np.empty_like(batch)
+            else:
+                op = hf.Operator(dec, stencil, approach=approach)
+                a_here, out_here = a, out
+            op.apply(a_here, out=out_here)
+            result = out_here if hybrid else dec.gather(out_here)
+            seconds = time_apply(op, a_here, out_here, repeats)
+            if hybrid:
+                wait_sleeping(comm)
             if comm.rank == 0:
                 error = float(np.abs(result - expected).max() / np.abs(expected).max())
                 rows.append(
                     {
                         "approach": approach,
                         "dtype": dtype,
-                        "ranks": comm.size,
-                        "process_grid": dec.grid,
+                        "ranks": op.decomposition.size,
+                        "threads": op.config["threads"],
+                        "process_grid": op.decomposition.grid,
                         "grids": grids,
                         "shape": shape,
                         "ms_per_grid": 1e3 * seconds / grids,
@@ -59,6 +83,9 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
                         "config": op.config,
                     }
                 )
+    for row in rows:
+        original = next(r for r in rows if r["approach"] == "flat-original" and r["dtype"] == row["dtype"])
+        row["speedup_vs_flat_original"] = original["ms_per_grid"] / row["ms_per_grid"]
     return rows
 
 
@@ -68,38 +95,46 @@ def show(rows: list[dict], plot_path: Path) -> None:
 
     table = Table(
         title=f"hybridfd demo: 13-point Laplacian, {rows[0]['grids']} grids of "
-        f"{'x'.join(map(str, rows[0]['shape']))}, {rows[0]['ranks']} ranks, grid {rows[0]['process_grid']}"
+        f"{'x'.join(map(str, rows[0]['shape']))}, {rows[0]['ranks']} cores used as ranks x threads"
     )
-    for column in ("approach", "dtype", "ms/grid", "Mpoints/s", "max rel. error", "== reference"):
+    columns = ("approach", "dtype", "ranks x threads", "ms/grid", "Mpoints/s", "vs flat-original", "max rel. error")
+    for column in (*columns, "== reference"):
         table.add_column(column, justify="left" if column in ("approach", "dtype") else "right")
     for row in rows:
         table.add_row(
             row["approach"],
             row["dtype"],
+            f"{row['ranks']} x {row['threads']}",
             f"{row['ms_per_grid']:.3f}",
             f"{row['mpoints_per_s']:.1f}",
+            f"{row['speedup_vs_flat_original']:.2f}x",
             f"{row['max_relative_error']:.1e}",
             "yes" if row["bit_identical_to_reference"] else "no",
         )
-    Console(width=120).print(table)
+    Console(width=150).print(table)
 
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    approaches = sorted({row["approach"] for row in rows})
+    approaches = list(dict.fromkeys(row["approach"] for row in rows))
     dtypes = ("float64", "complex128")
-    fig, ax = plt.subplots(figsize=(6, 3.5))
+    fig, ax = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(dtypes)
     for k, dtype in enumerate(dtypes):
         values = [
             next(r["ms_per_grid"] for r in rows if r["approach"] == a and r["dtype"] == dtype) for a in approaches
         ]
         ax.bar(np.arange(len(approaches)) + k * width, values, width, label=dtype)
-    ax.set_xticks(np.arange(len(approaches)) + width * (len(dtypes) - 1) / 2, approaches)
+    first = {a: next(r for r in rows if r["approach"] == a) for a in approaches}
+    labels = [f"{a}\n{first[a]['ranks']} x {first[a]['threads']}" for a in approaches]
+    ax.set_xticks(np.arange(len(approaches)) + width * (len(dtypes) - 1) / 2, labels, fontsize=7)
     ax.set_ylabel("ms per grid (median)")
-    ax.set_title(f"{rows[0]['ranks']} ranks, {rows[0]['grids']} grids of {'x'.join(map(str, rows[0]['shape']))}")
+    ax.set_title(
+        f"{rows[0]['grids']} grids of {'x'.join(map(str, rows[0]['shape']))}: flat on {rows[0]['ranks']} ranks, "
+        f"hybrid on 1 rank x {rows[0]['ranks']} threads"
+    )
     ax.legend()
     fig.tight_layout()
     plot_path.parent.mkdir(parents=True, exist_ok=True)

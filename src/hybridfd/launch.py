@@ -19,12 +19,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-#: MPICH settings that make a rank waiting for messages give up its core. Measured
-#: effect on this 2-core machine: docs/oversubscription.md.
+#: Settings that make a rank waiting for messages (MPICH's progress throttle) and an idle
+#: OpenMP thread of a hybrid model (OMP_WAIT_POLICY) give up its core. Measured effect on
+#: this 2-core machine: docs/oversubscription.md.
 YIELD_ENVIRONMENT = {
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE": "1",
     "MPIR_CVAR_CH4_PROGRESS_THROTTLE_NO_PROGRESS_COUNT": "16",
     "MPIR_CVAR_POLLS_BEFORE_YIELD": "100",
+    "OMP_WAIT_POLICY": "passive",
 }
 
 

@@ -14,8 +14,12 @@ class Operator:
     """``op.apply(a)`` applies ``stencil`` to this rank's part ``a`` of a batch of grids.
 
     Collective, like every apply. ``approach`` names a preset from the papers
-    (:func:`hybridfd.approach_names`); ``schedule``, ``transport`` and ``batch`` override
-    the preset's choice. The resolved configuration is :attr:`config`.
+    (:func:`hybridfd.approach_names`); ``model``, ``schedule``, ``transport``, ``batch``,
+    ``slope``, ``slope_kind`` and ``progress`` override the preset's choice. ``threads``
+    is the thread count of a threaded model (default: ``OMP_NUM_THREADS`` if set, else 1;
+    placement follows ``OMP_PLACES`` and ``OMP_PROC_BIND``); ``master_share`` is thread
+    0's share of the compute in the funneled-overlap model (default 0: it only
+    communicates). The resolved configuration is :attr:`config`.
     """
 
     def __init__(
@@ -24,6 +28,9 @@ class Operator:
         stencil: Stencil,
         approach: str = "flat-original",
         *,
+        model: str | None = None,
+        threads: int | None = None,
+        master_share: float | None = None,
         schedule: str | None = None,
         transport: str | None = None,
         batch: int | None = None,
@@ -41,6 +48,9 @@ class Operator:
             decomposition._core,
             stencil._core,
             approach,
+            model or "",
+            threads,
+            master_share,
             schedule or "",
             transport or "",
             batch,
@@ -51,8 +61,29 @@ class Operator:
 
     @property
     def config(self) -> dict:
-        """The resolved configuration: approach, schedule, transport, batch, slope, slope_kind, progress."""
-        return self._core.config
+        """The resolved configuration: approach, model, threads, master_share, thread_level
+        (needed) and mpi_thread_level (provided), placement, schedule, transport, batch,
+        slope, slope_kind, progress, and ``mapping`` (the decomposition's strategy,
+        topology and metrics per grid for this stencil, or None)."""
+        config = dict(self._core.config)
+        mapping = self.decomposition.mapping
+        metrics = self.decomposition.mapping_metrics(self.stencil.radius)
+        config["mapping"] = None if mapping is None else mapping.as_dict(metrics)
+        return config
+
+    @property
+    def phase_times(self) -> dict:
+        """Where this rank's applies since construction or :meth:`reset_phase_times` spent
+        their time, in seconds: ``total``; ``compute_phases`` (the team computing) and
+        ``communication_phases`` (the rest: packing and messages; in a master-only model
+        the other threads idle meanwhile); ``thread_busy``, a thread's mean compute time
+        within the compute phases, and ``idle_in_compute``, the rest of them (waiting for
+        the slowest thread: imbalance, fork and join). Averaged over threads for the
+        multiple model, whose threads run their own schedules."""
+        return self._core.phase_times
+
+    def reset_phase_times(self) -> None:
+        self._core.reset_phase_times()
 
     def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.

@@ -153,7 +153,20 @@ def test_wrong_number_of_coefficients():
 @pytest.mark.parametrize(
     ("option", "match"),
     [
-        ({"approach": "flat-fastest"}, "unknown approach 'flat-fastest'; known: flat-optimized, flat-original"),
+        (
+            {"approach": "flat-fastest"},
+            "unknown approach 'flat-fastest'; known: flat-optimized, flat-original, hybrid-",
+        ),
+        (
+            {"model": "hybrid"},
+            "unknown model 'hybrid'; known: flat, funneled-overlap, masteronly, masteronly-threaded-comm, multiple",
+        ),
+        ({"approach": "hybrid-multiple", "threads": 0}, "threads 0 must be at least 1"),
+        ({"approach": "hybrid-master-only", "threads": -3}, "threads -3 must be at least 1"),
+        ({"threads": 2}, "model 'flat' runs one thread per rank, but threads=2 was asked for"),
+        ({"approach": "hybrid-master-only", "master_share": 0.5}, "master_share applies to the funneled-overlap"),
+        ({"approach": "hybrid-funneled-overlap", "master_share": 1.5}, "master_share 1.5 must be between 0"),
+        ({"approach": "hybrid-funneled-overlap", "master_share": float("nan")}, "master_share nan must be between"),
         (
             {"schedule": "sideways"},
             "unknown schedule 'sideways'; known: all-dims, double-buffered, overlap, serial-dims",
@@ -193,3 +206,12 @@ def test_gather_of_a_wrong_shape(setup, comm):
     dec, op = setup
     with pytest.raises(ValueError, match=r"gather: array has shape \(5, 5, 5\)"):
         dec.gather(np.zeros((5, 5, 5)) if comm.rank == 0 else dec.zeros())
+
+
+def test_thread_count_differs_between_ranks(comm):
+    if comm.size == 1:
+        pytest.skip("needs two ranks to differ")  # the 2-, 3- and 4-rank runs cover it
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
+    threads = 2 if comm.rank == 0 else 1
+    with pytest.raises(ValueError, match="threads must be the same on every rank, got 2 on rank 0"):
+        hf.Operator(dec, hf.Stencil.laplace(1), "hybrid-multiple", threads=threads)

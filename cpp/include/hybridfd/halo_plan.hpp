@@ -59,6 +59,10 @@ class HaloPlan {
   void pack(const Face& face, const double* grid, double* buffer) const;
   // Fills a face's ghost region of a padded grid from its received message.
   void unpack(const Face& face, const double* buffer, double* padded) const;
+  // Fills `region` (padded coordinates) of a padded grid from a buffer holding its points
+  // in C order: what copy_interior_in and unpack do for a whole interior or face, for any
+  // part of one (a thread's slab of a grid).
+  void copy_in(const Region& region, const double* buffer, double* padded) const;
 
  private:
   // Copies a region between a padded grid and a contiguous buffer.

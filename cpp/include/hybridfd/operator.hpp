@@ -13,27 +13,35 @@
 #include "hybridfd/array_ref.hpp"
 #include "hybridfd/decomposition.hpp"
 #include "hybridfd/halo_plan.hpp"
-#include "hybridfd/schedule.hpp"
+#include "hybridfd/model.hpp"
 #include "hybridfd/stencil.hpp"
-#include "hybridfd/transport.hpp"
 
 namespace hybridfd {
 
 // A fully resolved run configuration, printed with every result.
 struct Config {
   std::string approach;
+  std::string model;
   std::string schedule;
   std::string transport;
   int batch = 1;
   int slope = 0;
   std::string slope_kind = "geometric";
   int progress = 0;
+  int threads = 1;
+  double master_share = 1.0;     // funneled-overlap only: thread 0's share of the compute
+  std::string thread_level;      // the MPI thread level the model needs
+  std::string mpi_thread_level;  // the level the MPI library provides
+  std::string placement;         // OpenMP binding and the CPUs the threads ran on
 };
 
 // What the user asked for: an approach preset, optionally with explicit overrides (an
 // empty string or an empty optional keeps the preset's choice).
 struct Options {
   std::string approach = "flat-original";
+  std::string model;
+  std::optional<int> threads;  // else OMP_NUM_THREADS for a threaded model, else 1
+  std::optional<double> master_share;
   std::string schedule;
   std::string transport;
   std::optional<int> batch;
@@ -42,14 +50,17 @@ struct Options {
   std::optional<int> progress;
 };
 
-// Throws ValueError naming the approach and listing the known ones.
+// Local: the approach's preset with the options' overrides. Throws ValueError naming an
+// unknown approach, model, schedule or transport, or a bad value.
 Config resolve(const Options& options);
 std::vector<std::string> approach_names();
 
 class Operator {
  public:
   // Collective. Throws on every rank if the stencil radius is bad, an exchanging axis of
-  // any rank's box is thinner than the radius, or an option is unknown.
+  // any rank's box is thinner than the radius, an option is unknown or bad, the thread
+  // count differs between ranks, or the MPI library provides a lower thread level than
+  // the model needs.
   Operator(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options = {});
   ~Operator();
 
@@ -59,6 +70,9 @@ class Operator {
   void apply(const ArrayRef& in, const ArrayRef& out);
 
   const Config& config() const { return config_; }
+  // Where the applies since construction or the last reset spent their time (this rank).
+  const PhaseTimes& phase_times() const { return phase_times_; }
+  void reset_phase_times() { phase_times_ = {}; }
   const Stencil& stencil() const { return stencil_; }
   const Decomposition& decomposition() const { return *decomposition_; }
 
@@ -70,8 +84,9 @@ class Operator {
   Stencil stencil_;
   Config config_;
   std::unique_ptr<HaloPlan> plan_;
-  std::unique_ptr<Transport> transport_;
-  std::unique_ptr<Schedule> schedule_;
+  std::unique_ptr<Model> model_;
+  PhaseTimes phase_times_;
+  bool main_thread_only_ = false;  // MPI_THREAD_FUNNELED: only the main thread may call MPI
 };
 
 }  // namespace hybridfd

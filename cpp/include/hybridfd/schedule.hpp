@@ -12,19 +12,37 @@
 #include "hybridfd/batches.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/stencil.hpp"
+#include "hybridfd/thread_team.hpp"
 #include "hybridfd/transport.hpp"
 
 namespace hybridfd {
+
+// Where an Operator's applies spent their time, in seconds summed since the last reset:
+// the per-phase timers that make the master-only models' synchronisation cost visible.
+// Averaged over threads where threads have their own schedules (multiple).
+struct PhaseTimes {
+  double total = 0;           // wall time of the applies
+  double compute_phases = 0;  // wall time of compute steps (the whole team at work)
+  double thread_busy = 0;     // of which a thread computed, on average; the rest it idled
+                              // waiting for the slowest (load imbalance, fork and join)
+  std::int64_t applies = 0;
+  // The rest, total - compute_phases: packing and messages, with a master-only team's
+  // other threads idle.
+  double communication_phases() const { return total - compute_phases; }
+  double idle_in_compute() const { return compute_phases - thread_busy; }
+};
 
 // What a schedule works with; owned by the Operator and valid as long as it is.
 struct ScheduleContext {
   const HaloPlan* plan = nullptr;
   const Stencil* stencil = nullptr;
   Transport* transport = nullptr;
-  int rank = 0;        // this rank in the Cartesian communicator
-  BatchShape batches;  // grids per message, and the slope at the start
-  int progress = 0;    // schedules that compute while messages fly test them every
-                       // `progress` grids computed (0: never)
+  int rank = 0;                       // this rank in the Cartesian communicator
+  BatchShape batches;                 // grids per message, and the slope at the start
+  int progress = 0;                   // schedules that compute while messages fly test them every
+                                      // `progress` grids computed (0: never)
+  TeamWork team;                      // the threads that share every grid's compute, if any
+  PhaseTimes* phase_times = nullptr;  // where compute steps add their times, if anywhere
 };
 
 class Schedule {

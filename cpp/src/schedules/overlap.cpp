@@ -27,17 +27,17 @@ class Overlap final : public Schedule {
       }
       (remote[axis] ? remote_axes_ : local_axes_)[(remote[axis] ? remote_count_ : local_count_)++] = axis;
     }
-    Region core = buffers_.whole_box();
+    Region core = buffers_.whole_box()[0];
     for (int axis = 0; axis < 3; ++axis)
       if (remote[axis]) core.begin[axis] = r, core.extent[axis] = n[axis] - 2 * r;
     if (core.extent[0] <= 0 || core.extent[1] <= 0 || core.extent[2] <= 0) {
-      shell_[shell_regions_++] = buffers_.whole_box();  // no interior: all waits for halos
+      shell_[shell_regions_++] = buffers_.whole_box()[0];  // no interior: all waits for halos
       return;
     }
     interior_ = core;
     // The shell as disjoint slabs: for each remote axis in turn, its two end slabs within
     // what the earlier axes' slabs left over.
-    Region rest = buffers_.whole_box();
+    Region rest = buffers_.whole_box()[0];
     for (int axis = 0; axis < 3; ++axis) {
       if (!remote[axis]) continue;
       Region low = rest, high = rest;
@@ -52,21 +52,20 @@ class Overlap final : public Schedule {
   void apply(const double* in, double* out, std::int64_t grids) override {
     const ScheduleContext& context = buffers_.context();
     Transport& transport = *context.transport;
-    const std::span<const int> local(local_axes_.data(), local_count_), remote(remote_axes_.data(), remote_count_);
+    const std::span<const Region> interior(&interior_, interior_.points() > 0 ? 1 : 0);
+    const detail::BatchBuffers::Step interiors{
+        .fill = true, .hold = true, .axes = {local_axes_.data(), local_count_}, .regions = interior};
+    const detail::BatchBuffers::Step shells{.fill = false,
+                                            .hold = true,
+                                            .axes = {remote_axes_.data(), remote_count_},
+                                            .regions = {shell_.data(), shell_regions_}};
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
-      // Every grid of the batch is held padded until its shell is computed.
+      // Every grid of the batch is held padded until its shell is computed. The local
+      // axes' ghosts were delivered within start(): no wait.
       const int ticket = transport.start(buffers_.pack(0, in, first, count, detail::all_axes));
-      for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.fill(k, in, first + k);
-        buffers_.unpack(0, k, k, local);  // delivered within start(): no wait
-        if (interior_.points() > 0) buffers_.compute(k, out, first + k, interior_);
-        if (context.progress > 0 && (k + 1) % context.progress == 0) transport.progress(ticket);
-      }
+      buffers_.compute(0, in, out, first, count, interiors, ticket);
       transport.finish(ticket);
-      for (std::int64_t k = 0; k < count; ++k) {
-        buffers_.unpack(0, k, k, remote);
-        for (int region = 0; region < shell_regions_; ++region) buffers_.compute(k, out, first + k, shell_[region]);
-      }
+      buffers_.compute(0, in, out, first, count, shells);
     });
   }
 
@@ -76,7 +75,7 @@ class Overlap final : public Schedule {
   std::size_t local_count_ = 0, remote_count_ = 0;
   Region interior_;
   std::array<Region, 6> shell_;
-  int shell_regions_ = 0;
+  std::size_t shell_regions_ = 0;
 };
 
 }  // namespace

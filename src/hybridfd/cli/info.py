@@ -52,6 +52,7 @@ def main(args: argparse.Namespace) -> int:
         {"key": "ranks", "value": comm.size},
         {"key": "hosts (cores)", "value": ", ".join(sorted({f"{h} ({c})" for h, c in hosts}))},
         {"key": "approaches", "value": ", ".join(hf.approach_names())},
+        {"key": "models", "value": ", ".join(hf.model_names())},
         {"key": "schedules", "value": ", ".join(hf.schedule_names())},
         {"key": "transports", "value": ", ".join(hf.transport_names())},
         *({"key": name, "value": version} for name, version in env["versions"].items() if name != "hybridfd"),

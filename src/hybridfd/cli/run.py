@@ -3,8 +3,8 @@ largest error against the numpy reference (hybridfd.reference) on the whole grid
 
     hybridfd run -n 2 --approach flat-optimized --grids 16 --shape 64 --dtype complex128
 
-Every option of the Operator is here (approach, schedule, transport, batch, slope,
-slope kind, progress); unset ones keep the approach's preset. The input is random
+Every option of the Operator is here (approach, model, threads, master share, schedule,
+transport, batch, slope, slope kind, progress); unset ones keep the approach's preset. The input is random
 (seeded), scattered from rank 0; the result is gathered back to rank 0 and compared with
 the reference, which for every approach is bit-identical (docs/design.md).
 """
@@ -19,6 +19,7 @@ from hybridfd.cli._common import (
     UsageError,
     add_output_option,
     add_ranks_option,
+    fraction,
     nonnegative_int,
     periodic_axes,
     positive_float,
@@ -66,6 +67,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     operator = parser.add_argument_group("operator (unset options keep the approach's preset)")
     operator.add_argument("--approach", choices=hf.approach_names(), default="flat-original")
+    operator.add_argument("--model", choices=hf.model_names(), help="who does what inside a rank")
+    operator.add_argument(
+        "--threads", type=positive_int, help="threads of a threaded model (default OMP_NUM_THREADS or 1)"
+    )
+    operator.add_argument(
+        "--master-share", type=fraction, metavar="F", help="thread 0's share of the compute (funneled-overlap)"
+    )
     operator.add_argument("--schedule", choices=hf.schedule_names())
     operator.add_argument("--transport", choices=hf.transport_names())
     operator.add_argument("--batch", type=positive_int, help="grids per message (b)")
@@ -107,6 +115,9 @@ def main(args: argparse.Namespace) -> int:
             decomposition,
             stencil,
             approach=args.approach,
+            model=args.model,
+            threads=args.threads,
+            master_share=args.master_share,
             schedule=args.schedule,
             transport=args.transport,
             batch=args.batch,
@@ -144,6 +155,8 @@ def main(args: argparse.Namespace) -> int:
     itemsize = np.dtype(args.dtype).itemsize
     row = {
         "approach": op.config["approach"],
+        "model": op.config["model"],
+        "threads": op.config["threads"],
         "schedule": op.config["schedule"],
         "transport": op.config["transport"],
         "batch": op.config["batch"],
@@ -167,6 +180,8 @@ def main(args: argparse.Namespace) -> int:
     }
     columns = [
         {"key": "approach", "title": "approach"},
+        {"key": "model", "title": "model"},
+        {"key": "threads", "title": "threads per rank"},
         {"key": "schedule", "title": "schedule"},
         {"key": "transport", "title": "transport"},
         {"key": "batch", "title": "b"},

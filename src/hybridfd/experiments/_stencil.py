@@ -1,6 +1,12 @@
 """The stencil runs that ``speedup``, ``scalability`` and ``gustafson`` share: every
 variant (an approach, possibly with a batch override) of one job timed on one rank count,
-interleaved, each output checked bit-identical to flat-original's."""
+interleaved, each output checked bit-identical to flat-original's.
+
+The same cores are used two ways, as in the papers: a flat approach runs one rank per
+core; a threaded one (any model but ``flat``: hybrid-multiple, hybrid-master-only, ...)
+runs one rank per ``threads`` cores, each rank with ``threads`` threads (Blue Gene/P: one
+rank per node of 4 cores).
+"""
 
 from __future__ import annotations
 
@@ -21,6 +27,61 @@ def variant(approach: str, batch: int | None = None, label: str | None = None) -
         if batch == 1:
             options["slope"] = 0
     return {"label": label or (approach if batch is None else f"{approach} b={batch}"), "options": options}
+
+
+def model_of(approach: str) -> str:
+    """The threading model an approach's preset uses (asked of the Operator itself, on a
+    one-rank problem, so a new approach needs no table here)."""
+    from mpi4py import MPI
+
+    import hybridfd as hf
+
+    alone = hf.Decomposition(hf.Domain((4, 4, 4)), MPI.COMM_SELF)
+    return hf.Operator(alone, hf.Stencil.laplace(1, 1.0), approach=approach).config["model"]
+
+
+def placements(variants: list[dict[str, Any]], cores: int, threads: int) -> list[tuple[int, list[dict[str, Any]]]]:
+    """The MPI runs that use ``cores`` cores: (ranks, variants). Flat variants run on one
+    rank per core; threaded ones on cores/t ranks of t = min(cores, threads) threads."""
+    from hybridfd.experiments import ExperimentInputError
+
+    flat = [v for v in variants if model_of(v["options"]["approach"]) == "flat"]
+    threaded = [v for v in variants if v not in flat]
+    runs = [(cores, flat)] if flat else []
+    if threaded:
+        per_rank = min(cores, threads)
+        if cores % per_rank:
+            raise ExperimentInputError(f"{cores} cores do not split into ranks of --threads {threads} threads")
+        runs.append((cores // per_rank, [dict(v, options=dict(v["options"], threads=per_rank)) for v in threaded]))
+    return runs
+
+
+def add_threads_argument(parser: Any) -> None:  # noqa: ANN401 - argparse
+    from hybridfd.cli._common import positive_int
+    from hybridfd.results import cores
+
+    parser.add_argument(
+        "--threads",
+        type=positive_int,
+        default=cores(),
+        metavar="T",
+        help=f"threads per rank of the threaded approaches (default {cores()}: this machine's cores, "
+        "one rank per node)",
+    )
+
+
+def run_all(name: str, cores: int, threads: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+    """Every variant of ``job`` on ``cores`` cores (one MPI run per placement); one dict
+    per variant with its ranks, threads and process grid."""
+    from hybridfd.experiments import sub_run
+
+    measured = []
+    for ranks, variants in placements(job["variants"], cores, threads):
+        numbers = sub_run(name, ranks, dict(job, variants=variants), timeout)
+        for v in numbers["variants"]:
+            threads_used = v["config"].get("threads", 1)
+            measured.append(dict(v, ranks=ranks, threads=threads_used, process_grid=numbers["process_grid"]))
+    return measured
 
 
 def add_problem_arguments(parser: Any, shape: int, dtype: str = "float64") -> None:  # noqa: ANN401 - argparse

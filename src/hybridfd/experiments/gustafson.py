@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 
 from hybridfd.cli._common import positive_int
-from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks, sub_run
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments
+from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks
+from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all
 from hybridfd.experiments._stencil import worker as worker
 from hybridfd.experiments.scalability import best_per_approach, variants
 
@@ -54,6 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="core counts of the exact volume (default 4 .. 16384)",
     )
     parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (default 2: 13 points)")
+    add_threads_argument(parser)
     add_problem_arguments(parser, shape=192)
 
 
@@ -101,15 +102,15 @@ def run(args: argparse.Namespace) -> Outcome:
     for c in cores:
         job = {"shape": args.shape, "dtype": args.dtype, "grids": c, "repeats": args.repeats, "radius": args.radius}
         job["variants"] = variants(sorted(set(args.batches)))
-        numbers = sub_run(NAME, c, job, args.timeout)
-        _, _, between = internode_bytes_per_node(shape, c, c, args.radius, itemsize)
-        for v in best_per_approach(numbers["variants"]):
+        for v in best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)):
+            _, _, between = internode_bytes_per_node(shape, v["ranks"], v["ranks"], args.radius, itemsize)
             rows.append(
                 {
                     "kind": "measured",
                     "cores": c,
                     "grids": c,
-                    "process_grid": numbers["process_grid"],
+                    "ranks_x_threads": f"{v['ranks']} x {v['threads']}",
+                    "process_grid": v["process_grid"],
                     "approach": v["config"]["approach"],
                     "batch": v["config"]["batch"],
                     "ms": 1e3 * v["median_seconds"],
@@ -129,6 +130,7 @@ def run(args: argparse.Namespace) -> Outcome:
                 "kind": "exact",
                 "cores": c,
                 "grids": c,
+                "ranks_x_threads": None,
                 "process_grid": None,
                 "approach": None,
                 "batch": None,
@@ -142,6 +144,7 @@ def run(args: argparse.Namespace) -> Outcome:
     columns = [
         {"key": "kind", "title": "kind"},
         {"key": "cores", "title": "cores=grids"},
+        {"key": "ranks_x_threads", "title": "ranks x thr."},
         {"key": "process_grid", "title": "grid"},
         {"key": "approach", "title": "approach"},
         {"key": "batch", "title": "b"},
@@ -155,7 +158,8 @@ def run(args: argparse.Namespace) -> Outcome:
     paper_flat, _, _ = internode_bytes_per_node((192, 192, 192), 4096, 4, 2, 8)
     paper_hybrid, _, _ = internode_bytes_per_node((192, 192, 192), 1024, 1, 2, 8)
     notes = [
-        "measured: one rank per core; halo MB = all halo messages between distinct ranks per apply (exact)",
+        f"measured: flat approaches one rank per core, threaded ones ranks of up to {args.threads} threads; "
+        "halo MB = all halo messages between distinct ranks per apply (exact)",
         f"exact volume: {args.shape}^3 {args.dtype}, radius {args.radius}, G = cores grids, {k} cores per node, "
         "mean over nodes per apply",
         f"the paper's example, one 192^3 float64 grid on 1024 nodes: one rank per core sends "

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridfd.cli._common import positive_int
-from hybridfd.experiments import Outcome, check_ranks, sub_run
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, variant
+from hybridfd.experiments import Outcome, check_ranks
+from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all, variant
 from hybridfd.experiments._stencil import worker as worker
 
 NAME = "scalability"
@@ -28,6 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--batches", type=positive_int, nargs="+", default=[], metavar="B", help="batch sizes to search per approach"
     )
+    add_threads_argument(parser)
     add_problem_arguments(parser, shape=48)
 
 
@@ -56,8 +57,7 @@ def run(args: argparse.Namespace) -> Outcome:
     cores = check_ranks("--cores", args.cores)
     job = {"shape": args.shape, "dtype": args.dtype, "grids": args.grids, "repeats": args.repeats}
     job["variants"] = variants(sorted(set(args.batches)))
-    runs = {c: sub_run(NAME, c, job, args.timeout) for c in cores}
-    measured = {c: best_per_approach(numbers["variants"]) for c, numbers in runs.items()}
+    measured = {c: best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)) for c in cores}
     fastest_first = min(measured[cores[0]], key=lambda v: v["median_seconds"])
     rows = []
     for c, best in measured.items():
@@ -65,8 +65,10 @@ def run(args: argparse.Namespace) -> Outcome:
             rows.append(
                 {
                     "cores": c,
-                    "ranks": c,
-                    "process_grid": runs[c]["process_grid"],
+                    "ranks": v["ranks"],
+                    "threads": v["threads"],
+                    "ranks_x_threads": f"{v['ranks']} x {v['threads']}",
+                    "process_grid": v["process_grid"],
                     "approach": v["config"]["approach"],
                     "batch": v["config"]["batch"],
                     "ms": 1e3 * v["median_seconds"],
@@ -78,6 +80,7 @@ def run(args: argparse.Namespace) -> Outcome:
             )
     columns = [
         {"key": "cores", "title": "cores"},
+        {"key": "ranks_x_threads", "title": "ranks x threads"},
         {"key": "process_grid", "title": "process grid"},
         {"key": "approach", "title": "approach"},
         {"key": "batch", "title": "b"},
@@ -90,7 +93,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"scalability: {args.grids} grids of {args.shape}^3 {args.dtype}; relative to "
         f"{fastest_first['config']['approach']} on {cores[0]} cores; medians of {args.repeats}"
     )
-    notes = ["one rank per core (pure MPI)"]
+    notes = [f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads"]
     if args.batches:
         notes.append(f"each approach's best batch of {sorted(set(args.batches))} (flat-original has none)")
     return Outcome(title, columns, rows, notes)

@@ -3,7 +3,9 @@
 A small job (32 grids by default, as in the paper; 64^3 here instead of 144^3) applied
 on an increasing number of cores by every approach in the operator's registry
 (hybridfd.approach_names(): approaches added later appear with no change here), each
-without batching (batch 1) and with batching (batch 8, the paper's). Flat-original, the
+without batching (batch 1) and with batching (batch 8, the paper's). Flat approaches run
+one rank per core, threaded ones (hybrid-multiple, hybrid-master-only, ...) ranks of
+``--threads`` threads, as on Blue Gene/P one rank per node. Flat-original, the
 papers' baseline, has no batching and appears in both. Speedup = time of flat-original
 on one core / time of the configuration. One MPI run per core count (hybridfd.launch);
 inside a run the configurations are interleaved, medians of the rounds, and every
@@ -17,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hybridfd.cli._common import positive_int
-from hybridfd.experiments import Outcome, check_ranks, sub_run
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, variant
+from hybridfd.experiments import Outcome, check_ranks
+from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all, variant
 from hybridfd.experiments._stencil import worker as worker
 
 NAME = "speedup"
@@ -29,6 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cores", type=positive_int, nargs="+", default=[1, 2], help="core counts (default 1 2)")
     parser.add_argument("--grids", type=positive_int, default=32, help="grids in the job (default 32)")
     parser.add_argument("--batch", type=positive_int, default=8, help="batch of the batched variants (default 8)")
+    add_threads_argument(parser)
     add_problem_arguments(parser, shape=64)
 
 
@@ -48,17 +51,19 @@ def run(args: argparse.Namespace) -> Outcome:
         cores = [1, *cores]  # the sequential time every speedup is relative to
     job = {"shape": args.shape, "dtype": args.dtype, "grids": args.grids, "repeats": args.repeats}
     job["variants"] = variants(args.batch)
-    runs = {c: sub_run(NAME, c, job, args.timeout) for c in cores}
-    sequential = next(v for v in runs[1]["variants"] if v["label"] == BASELINE)["median_seconds"]
+    runs = {c: run_all(NAME, c, args.threads, job, args.timeout) for c in cores}
+    sequential = next(v for v in runs[1] if v["label"] == BASELINE)["median_seconds"]
     rows = []
-    for c, numbers in runs.items():
-        for v in numbers["variants"]:
+    for c, measured in runs.items():
+        for v in measured:
             batched = v["config"]["batch"] > 1
             rows.append(
                 {
                     "cores": c,
-                    "ranks": c,
-                    "process_grid": numbers["process_grid"],
+                    "ranks": v["ranks"],
+                    "threads": v["threads"],
+                    "ranks_x_threads": f"{v['ranks']} x {v['threads']}",
+                    "process_grid": v["process_grid"],
                     "approach": v["config"]["approach"],
                     "label": v["label"],
                     "batching": f"b={v['config']['batch']}" if batched else "none",
@@ -70,6 +75,7 @@ def run(args: argparse.Namespace) -> Outcome:
             )
     columns = [
         {"key": "cores", "title": "cores"},
+        {"key": "ranks_x_threads", "title": "ranks x threads"},
         {"key": "process_grid", "title": "process grid"},
         {"key": "label", "title": "configuration"},
         {"key": "ms", "title": "ms per apply", "format": ".2f"},
@@ -80,7 +86,10 @@ def run(args: argparse.Namespace) -> Outcome:
         f"speedup: {args.grids} grids of {args.shape}^3 {args.dtype}, vs flat-original on 1 core "
         f"({1e3 * sequential:.2f} ms), medians of {args.repeats}"
     )
-    notes = ["one rank per core (pure MPI); speedup = sequential time / time"]
+    notes = [
+        f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads",
+        "speedup = sequential time / time",
+    ]
     return Outcome(title, columns, rows, notes)
 
 

@@ -1,0 +1,53 @@
+// Model: who does what inside a rank (DESIGN.md; GPAW journal Sect. 6 and Fig. 6.1;
+// Rabenseifner and Wellein 2003, Sect. 2 and 5). A model is one file in cpp/src/models/
+// plus one line in the registry in model.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hybridfd/batches.hpp"
+#include "hybridfd/decomposition.hpp"
+#include "hybridfd/halo_plan.hpp"
+#include "hybridfd/schedule.hpp"
+#include "hybridfd/stencil.hpp"
+
+namespace hybridfd {
+
+// What a model builds its threads, transports and schedules from; the pointed-to objects
+// outlive the model (the Operator owns them).
+struct ModelContext {
+  const Decomposition* decomposition = nullptr;
+  const HaloPlan* plan = nullptr;
+  const Stencil* stencil = nullptr;
+  std::string schedule;
+  std::string transport;
+  BatchShape batches;
+  int progress = 0;
+  int threads = 1;
+  double master_share = 1.0;          // funneled-overlap: thread 0's share of each grid's compute
+  PhaseTimes* phase_times = nullptr;  // where compute steps add their times
+};
+
+class Model {
+ public:
+  virtual ~Model() = default;
+  // Applies the stencil to `grids` unpadded grids laid out one after another in `in`,
+  // writing `out`. Collective; nothing is allocated here.
+  virtual void apply(const double* in, double* out, std::int64_t grids) = 0;
+};
+
+// Collective (models with several threads duplicate the communicator). Throws ValueError
+// naming the model and listing the known ones.
+std::unique_ptr<Model> make_model(std::string_view name, const ModelContext& context);
+std::vector<std::string> model_names();
+// The MPI thread level (MPI_THREAD_*) the model needs with `threads` threads. Throws
+// ValueError naming an unknown model.
+int required_thread_level(std::string_view model, int threads);
+// "MPI_THREAD_SINGLE" ... "MPI_THREAD_MULTIPLE".
+std::string_view thread_level_name(int level);
+
+}  // namespace hybridfd
