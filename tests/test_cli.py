@@ -187,6 +187,19 @@ def test_bench_each_experiment_at_tiny_size(name, tmp_path, capsys):
     assert (tmp_path / "again.png").stat().st_size > 0
 
 
+def test_cannon_on_ranks_reordered_by_a_mapping(tmp_path, capsys):
+    argv = ["bench", "cannon", *TINY["cannon"], "--mapping", "hilbert", "-o", str(tmp_path)]
+    assert main(argv) == 0
+    result = results.load(tmp_path / "cannon.json")
+    assert any(note.startswith("mapping: strategy hilbert") for note in result["notes"])
+
+
+def test_a_failed_experiment_run_exits_1_with_its_output(tmp_path, capsys):
+    argv = ["bench", "cannon", *TINY["cannon"], "--mapping", "hilbert", "--topology", "no-such-topology"]
+    assert main([*argv, "-o", str(tmp_path)]) == 1
+    assert "no-such-topology" in capsys.readouterr().err
+
+
 def test_message_sizes_and_half_bandwidth():
     assert sizes(8, 64) == [8, 16, 32, 64]
     assert sizes(8, 100) == [8, 16, 32, 64, 100]

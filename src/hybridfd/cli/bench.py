@@ -64,6 +64,9 @@ def main(args: argparse.Namespace) -> int:
         outcome = module.run(args)
     except experiments.ExperimentInputError as error:
         raise UsageError(str(error)) from None
+    except experiments.ExperimentRunError as error:
+        display.console(stderr=True).print(f"hybridfd bench {args.experiment}: {error}", highlight=False, markup=False)
+        return 1
     parameters = {k: v for k, v in vars(args).items() if k not in ("handler", "subparser", "argv", "list")}
     result = results.new_result(
         "bench",

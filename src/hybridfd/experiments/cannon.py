@@ -7,9 +7,12 @@ paper's code: MPI_Irecv from the left and from below, MPI_Isend to the right and
 BLAS) while the messages fly, then MPI_Waitall. Bandwidth per rank = bytes a rank sends
 per iteration / time per iteration (slowest rank); the aggregate multiplies by P.
 
-Process mapping plugs in through :func:`cannon`'s ``comm``: a communicator whose ranks a
-mapping has reordered gives the same Cartesian grid laid out differently on the nodes
-(MPICH and Open MPI ignore MPI_Cart_create's reorder flag, so hybridfd reorders itself).
+Process mapping (the paper's subject): ``--mapping STRATEGY`` reorders the ranks with
+hybridfd.mapping for ``--topology`` (default ``host``: this machine's shared-memory
+nodes) before the grid is made, and the result records the mapping's hop-bytes and link
+loads. :func:`cannon` takes the communicator to run on, so any reordered communicator
+plugs in (MPICH and Open MPI ignore MPI_Cart_create's reorder flag, so hybridfd reorders
+itself).
 """
 
 from __future__ import annotations
@@ -37,6 +40,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--matrix", type=positive_int, default=128, help="dgemm matrices are MxM (default 128)")
     parser.add_argument("--iterations", type=positive_int, default=10, help="Cannon iterations per sample")
     parser.add_argument("--repeats", type=positive_int, default=5, help="samples; medians reported (default 5)")
+    from hybridfd.mapping import strategy_names
+
+    parser.add_argument(
+        "--mapping", choices=strategy_names(), help="reorder the ranks with this strategy (default: MPI's order)"
+    )
+    parser.add_argument(
+        "--topology",
+        default="host",
+        help="topology of --mapping: a preset (host, bluegene-p, cray-xe6) or a .toml/.json file (default host)",
+    )
 
 
 def cannon(
@@ -105,7 +118,21 @@ def cannon(
 
 
 def worker(comm: Any, params: dict[str, Any]) -> dict[str, Any] | None:  # noqa: ANN401 - mpi4py
-    return cannon(comm, params["sizes"], params["work"], params["matrix"], params["iterations"], params["repeats"])
+    from mpi4py import MPI
+
+    mapping = None
+    if params.get("mapping"):
+        from hybridfd.mapping import reorder_communicator
+
+        dims = MPI.Compute_dims(comm.size, 2)
+        comm, info = reorder_communicator(comm, dims, params["mapping"], params["topology"])
+        mapping = info.as_dict()
+    numbers = cannon(comm, params["sizes"], params["work"], params["matrix"], params["iterations"], params["repeats"])
+    if mapping is not None:
+        comm.Free()
+        if numbers is not None:
+            numbers["mapping"] = mapping
+    return numbers
 
 
 def run(args: argparse.Namespace) -> Outcome:
@@ -121,6 +148,8 @@ def run(args: argparse.Namespace) -> Outcome:
         "matrix": args.matrix,
         "iterations": args.iterations,
         "repeats": args.repeats,
+        "mapping": args.mapping,
+        "topology": args.topology,
     }
     numbers = sub_run(NAME, args.ranks, params, args.timeout)
     dgemm = numbers["dgemm_seconds_per_iteration"]
@@ -148,8 +177,12 @@ def run(args: argparse.Namespace) -> Outcome:
     title = f"cannon: {args.ranks} ranks as a periodic {dims} grid, {args.work} dgemm of {args.matrix}^2 per iteration"
     notes = [
         f"medians of {args.repeats} samples of {args.iterations} iterations; dgemm ms = the same dgemm calls alone",
-        "ranks in MPI_COMM_WORLD order (no mapping)",
     ]
+    if args.mapping is None:
+        notes.append("ranks in MPI_COMM_WORLD order (no mapping)")
+    else:
+        described = ", ".join(f"{k} {v}" for k, v in numbers["mapping"].items())
+        notes.append(f"mapping: {described}")
     return Outcome(title, columns, rows, notes)
 
 
