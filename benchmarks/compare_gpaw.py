@@ -35,7 +35,7 @@ def hybridfd_worker(shape: int, grids: int, dtype: str, repeats: int) -> None:
     from mpi4py import MPI
 
     import hybridfd as hf
-    from hybridfd.demo import time_apply  # median of the slowest rank's time per apply
+    from hybridfd.timing import time_apply  # median of the slowest rank's time per apply
 
     sys.path.insert(0, str(Path(__file__).parent / "peers"))
     from job import field  # the same input as GPAW's side

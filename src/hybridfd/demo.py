@@ -15,22 +15,11 @@ import numpy as np
 from mpi4py import MPI
 
 import hybridfd as hf
+from hybridfd.timing import time_apply
 
 DEFAULT_SHAPE = (64, 64, 64)
 DEFAULT_GRIDS = 8
 REPEATS = 5
-
-
-def time_apply(op: hf.Operator, a: np.ndarray, out: np.ndarray, repeats: int) -> float:
-    """Median over ``repeats`` of the slowest rank's time for one apply, in seconds."""
-    comm = op.decomposition.comm
-    times = []
-    for _ in range(repeats):
-        comm.Barrier()
-        start = time.perf_counter()
-        op.apply(a, out=out)
-        times.append(comm.allreduce(time.perf_counter() - start, op=MPI.MAX))
-    return float(np.median(times))
 
 
 def wait_sleeping(comm: MPI.Comm) -> None:

@@ -1,0 +1,198 @@
+"""Gustafson graph: one grid per core (GPAW journal Sect. 7.2, Fig. 7.3).
+
+The number of grids grows with the number of cores (G = cores), so the computation per
+core stays constant while the communication per node grows: cutting each grid into more
+boxes adds surface. Left: the measured time per apply of every approach (from the
+operator's registry, ``--batches`` searches the best batch as the paper did) on the core
+counts this machine has. Right: the communication volume per node, computed exactly from
+the decomposition (the same automatic process grid and uneven splits the Operator uses),
+so it is valid at any scale: the paper's 192^3 grids up to 16384 cores, nodes of 4 cores
+(Blue Gene/P), one rank per core (flat, virtual mode) vs one rank per node (hybrid).
+
+Volume per node = bytes of halo messages whose sender and receiver are on different
+nodes, summed over the node's ranks, averaged over nodes, per apply of all G grids;
+ranks are packed onto nodes in Cartesian rank order. A periodic axis of one box
+exchanges with itself by a copy and counts nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from hybridfd.cli._common import positive_int
+from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks
+from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all
+from hybridfd.experiments._stencil import worker as worker
+from hybridfd.experiments.scalability import best_per_approach, variants
+
+NAME = "gustafson"
+SUMMARY = "one grid per core: time, and exact communication volume per node (GPAW Fig. 7.3)"
+
+#: Core counts of the volume panel by default: the paper's range.
+VOLUME_CORES = [4, 16, 64, 256, 1024, 4096, 16384]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cores", type=positive_int, nargs="+", default=[1, 2], help="measured core counts (1 2)")
+    parser.add_argument(
+        "--batches", type=positive_int, nargs="+", default=[], metavar="B", help="batch sizes to search per approach"
+    )
+    parser.add_argument(
+        "--cores-per-node", type=positive_int, default=4, metavar="K", help="cores per node of the volume (default 4)"
+    )
+    parser.add_argument(
+        "--volume-cores",
+        type=positive_int,
+        nargs="+",
+        default=VOLUME_CORES,
+        metavar="C",
+        help="core counts of the exact volume (default 4 .. 16384)",
+    )
+    parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (default 2: 13 points)")
+    add_threads_argument(parser)
+    add_problem_arguments(parser, shape=192)
+
+
+def internode_bytes_per_node(
+    shape: tuple[int, int, int], ranks: int, ranks_per_node: int, radius: int, itemsize: int
+) -> tuple[float, int, int]:
+    """Halo bytes per grid crossing node boundaries: (mean per node, max per node, all ranks'
+    messages to other ranks), for the automatic process grid of ``ranks`` boxes of a
+    periodic ``shape``, ranks packed ``ranks_per_node`` to a node in Cartesian rank order."""
+    from hybridfd.decomposition import automatic_grid, split_axis
+
+    grid = automatic_grid(shape, ranks)
+    extents = [[split_axis(shape[a], grid[a], p)[1] for p in range(grid[a])] for a in range(3)]
+    nodes = -(-ranks // ranks_per_node)
+    per_node = np.zeros(nodes, dtype=np.int64)
+    between_ranks = 0
+    for coords in itertools.product(*(range(p) for p in grid)):
+        rank = (coords[0] * grid[1] + coords[1]) * grid[2] + coords[2]  # MPI Cartesian order: z fastest
+        box = [extents[a][coords[a]] for a in range(3)]
+        for axis in range(3):
+            if grid[axis] == 1:
+                continue  # a periodic axis of one box: a local copy
+            face = radius * int(np.prod([box[b] for b in range(3) if b != axis])) * itemsize
+            for step in (-1, 1):
+                neighbour = list(coords)
+                neighbour[axis] = (coords[axis] + step) % grid[axis]
+                other = (neighbour[0] * grid[1] + neighbour[1]) * grid[2] + neighbour[2]
+                between_ranks += face
+                if other // ranks_per_node != rank // ranks_per_node:
+                    per_node[rank // ranks_per_node] += face
+    return float(per_node.mean()), int(per_node.max()), between_ranks
+
+
+def run(args: argparse.Namespace) -> Outcome:
+    cores = check_ranks("--cores", args.cores)
+    volume_cores = check_ranks("--volume-cores", args.volume_cores)
+    bad = [c for c in volume_cores if c % args.cores_per_node]
+    if bad:
+        raise ExperimentInputError(
+            f"--volume-cores {' '.join(map(str, bad))}: not a multiple of --cores-per-node {args.cores_per_node}"
+        )
+    shape = (args.shape,) * 3
+    itemsize = np.dtype(args.dtype).itemsize
+    rows = []
+    for c in cores:
+        job = {"shape": args.shape, "dtype": args.dtype, "grids": c, "repeats": args.repeats, "radius": args.radius}
+        job["variants"] = variants(sorted(set(args.batches)))
+        for v in best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)):
+            _, _, between = internode_bytes_per_node(shape, v["ranks"], v["ranks"], args.radius, itemsize)
+            rows.append(
+                {
+                    "kind": "measured",
+                    "cores": c,
+                    "grids": c,
+                    "ranks_x_threads": f"{v['ranks']} x {v['threads']}",
+                    "process_grid": v["process_grid"],
+                    "approach": v["config"]["approach"],
+                    "batch": v["config"]["batch"],
+                    "ms": 1e3 * v["median_seconds"],
+                    "halo_mb_between_ranks": c * between / 1e6,
+                    "flat_kb_per_node": None,
+                    "hybrid_kb_per_node": None,
+                    "bit_identical_to_flat_original": v["bit_identical_to_flat_original"],
+                    "config": v["config"],
+                }
+            )
+    k = args.cores_per_node
+    for c in volume_cores:
+        flat_mean, _, _ = internode_bytes_per_node(shape, c, k, args.radius, itemsize)
+        hybrid_mean, _, _ = internode_bytes_per_node(shape, c // k, 1, args.radius, itemsize)
+        rows.append(
+            {
+                "kind": "exact",
+                "cores": c,
+                "grids": c,
+                "ranks_x_threads": None,
+                "process_grid": None,
+                "approach": None,
+                "batch": None,
+                "ms": None,
+                "halo_mb_between_ranks": None,
+                "flat_kb_per_node": c * flat_mean / 1e3,
+                "hybrid_kb_per_node": c * hybrid_mean / 1e3,
+                "bit_identical_to_flat_original": None,
+            }
+        )
+    columns = [
+        {"key": "kind", "title": "kind"},
+        {"key": "cores", "title": "cores=grids"},
+        {"key": "ranks_x_threads", "title": "ranks x thr."},
+        {"key": "process_grid", "title": "grid"},
+        {"key": "approach", "title": "approach"},
+        {"key": "batch", "title": "b"},
+        {"key": "ms", "title": "ms/apply", "format": ".2f"},
+        {"key": "halo_mb_between_ranks", "title": "halo MB", "format": ".2f"},
+        {"key": "flat_kb_per_node", "title": "KB/node rank/core", "format": ",.0f"},
+        {"key": "hybrid_kb_per_node", "title": "KB/node rank/node", "format": ",.0f"},
+        {"key": "bit_identical_to_flat_original", "title": "== flat-orig."},
+    ]
+    # The paper's example (Sect. 7.2): one 192^3 grid on 1024 nodes of 4 cores.
+    paper_flat, _, _ = internode_bytes_per_node((192, 192, 192), 4096, 4, 2, 8)
+    paper_hybrid, _, _ = internode_bytes_per_node((192, 192, 192), 1024, 1, 2, 8)
+    notes = [
+        f"measured: flat approaches one rank per core, threaded ones ranks of up to {args.threads} threads; "
+        "halo MB = all halo messages between distinct ranks per apply (exact)",
+        f"exact volume: {args.shape}^3 {args.dtype}, radius {args.radius}, G = cores grids, {k} cores per node, "
+        "mean over nodes per apply",
+        f"the paper's example, one 192^3 float64 grid on 1024 nodes: one rank per core sends "
+        f"{paper_flat / 1e3:.1f} KB per node, one rank per node {paper_hybrid / 1e3:.1f} KB: "
+        f"{(paper_flat - paper_hybrid) / 1e3:.1f} KB more by this count (packed ranks); the paper says about "
+        "140 KB more without stating how it counts",
+    ]
+    title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, medians of {args.repeats}"
+    if BASELINE not in {r["approach"] for r in rows if r["kind"] == "measured"}:
+        raise ExperimentInputError(f"the approach registry has no {BASELINE}")
+    return Outcome(title, columns, rows, notes)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    from hybridfd.experiments._plot import figure, save
+
+    rows = result["rows"]
+    measured = [r for r in rows if r["kind"] == "measured"]
+    volume = [r for r in rows if r["kind"] == "exact"]
+    fig, (left, right) = figure(panels=2, width=4.5)
+    for approach in dict.fromkeys(r["approach"] for r in measured):
+        mine = [r for r in measured if r["approach"] == approach]
+        left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
+    left.set_xticks(sorted({r["cores"] for r in measured}))
+    left.set_xlabel("cores (= grids)")
+    left.set_ylabel("ms per apply (measured)")
+    left.legend(fontsize=8)
+    cores = [r["cores"] for r in volume]
+    right.plot(cores, [r["flat_kb_per_node"] / 1e3 for r in volume], marker="o", label="one rank per core")
+    right.plot(cores, [r["hybrid_kb_per_node"] / 1e3 for r in volume], marker="s", label="one rank per node")
+    right.set_xscale("log", base=2)
+    right.set_xlabel("cores (= grids)")
+    right.set_ylabel("inter-node MB per node per apply (exact)")
+    right.legend(fontsize=8)
+    fig.suptitle(result["title"], fontsize=9)
+    save(fig, path)
