@@ -231,6 +231,21 @@ def test_hockney_fit_recovers_a_line() -> None:
     assert fitted[2] == pytest.approx(latency * bandwidth, rel=0.05)
 
 
+def test_hockney_fit_ignores_noise_on_small_messages() -> None:
+    # A busy machine only adds time: spikes on the latency-bound sizes leave B alone,
+    # and l comes from the least disturbed small message.
+    sizes = [2**k for k in range(3, 23, 3)]
+    latency, bandwidth = 5e-6, 4e9
+    seconds = [latency + s / bandwidth for s in sizes]
+    seconds[1] *= 40
+    seconds[2] *= 3
+    fitted = calibrate.fit_hockney(sizes, seconds)
+    assert fitted[0] == pytest.approx(latency, rel=1e-6)
+    assert fitted[1] == pytest.approx(bandwidth, rel=1e-6)
+    with pytest.raises(ValueError, match="times do not grow with message size over 65536..2097152 bytes"):
+        calibrate.fit_hockney([8, 64, 65536, 2097152], [1e-5, 1e-5, 2e-3, 1e-3])
+
+
 @pytest.mark.parametrize(
     "module",
     ["hybridfd.tune", "hybridfd.perfmodel.calibrate"],

@@ -37,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd._collective import Problem as InputProblem
+from hybridfd._collective import agree
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import Costs, Problem, predict, problem_of
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
@@ -448,8 +450,10 @@ def tune(
     threads = default_threads() if threads is None else threads
     if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
         problem_text = f"threads {threads!r} must be a positive int"
-    if problem_text is not None:
-        raise ValueError(problem_text)  # from arguments, so alike on every rank
+    # Every rank must tune for the same G (the trials are collective applies); a bad or
+    # differing value raises on every rank before any trial starts.
+    bad = None if problem_text is None else InputProblem(problem_text)
+    agree(comm, bad, 0 if bad else int(grids), "grids")
     grids = int(grids)
     registries = {
         "model": _core.model_names(),

@@ -3,12 +3,13 @@ time, and every rank makes the same choice even when their timings disagree."""
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
 import pytest
-from mpi4py import MPI
 
 import hybridfd as hf
 from hybridfd import tune
@@ -16,14 +17,19 @@ from hybridfd import tune
 RANKS = (2,)
 
 
-def shared_directory(comm: MPI.Comm) -> Path:
+@pytest.fixture
+def directory(comm) -> Iterator[Path]:
     # Only rank 0 reads and writes the cache and calibration; the others get its path
     # so that every rank passes the same options.
-    return Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-") if comm.rank == 0 else None, root=0))
+    path = Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-") if comm.rank == 0 else None, root=0))
+    yield path
+    comm.Barrier()
+    if comm.rank == 0:
+        shutil.rmtree(path)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_auto_matches_the_reference_then_comes_from_the_cache(comm, dtype):
+def test_auto_matches_the_reference_then_comes_from_the_cache(comm, dtype, directory):
     shape, periodic, grids = (16, 12, 10), (True, False, True), 6
     dom = hf.Domain(shape, periodic=periodic, dtype=dtype)
     dec = hf.Decomposition(dom, comm)
@@ -32,7 +38,6 @@ def test_auto_matches_the_reference_then_comes_from_the_cache(comm, dtype):
     batch = rng.standard_normal((grids, *shape))
     if dtype == "complex128":
         batch = batch + 1j * rng.standard_normal(batch.shape)
-    directory = shared_directory(comm)
     options = {"cache": directory / "tune.json", "calibration": directory / "calibration.json", "budget": 3.0}
 
     op = hf.Operator(dec, stencil, approach="auto", threads=2, tune_options=options)
@@ -89,3 +94,9 @@ def test_auto_refuses_settings_it_chooses_itself_on_every_rank(comm):
         hf.Operator(dec, hf.Stencil.laplace(1, 1.0), approach="auto", grids=0)
     with pytest.raises(ValueError, match="grids and tune_options apply to approach='auto' only"):
         hf.Operator(dec, hf.Stencil.laplace(1, 1.0), approach="flat-original", grids=4)
+
+
+def test_tuning_for_different_grids_raises_on_every_rank(comm):
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
+    with pytest.raises(ValueError, match="the grids must be the same on every rank"):
+        tune.tune(dec, hf.Stencil.laplace(1, 1.0), comm.rank + 1, cache=False)

@@ -1,9 +1,8 @@
 """Calibration: the machine costs the performance model needs, measured on this machine.
 
 - Latency l and bandwidth B: a ping-pong message-size sweep (8 B .. 4 MiB) between two
-  neighbouring ranks, the experiment of the GPAW journal's Fig. 3.1. A straight line
-  T(s) = l + s/B (Hockney's model) is fitted to the one-way times, weighted by 1/T so
-  small and large messages count alike; B is then the asymptotic bandwidth, and the
+  neighbouring ranks, the experiment of the GPAW journal's Fig. 3.1, fitted with
+  Hockney's T(s) = l + s/B (:func:`fit_hockney`); B is the asymptotic bandwidth, and the
   half-bandwidth size is where the measured s/T(s) first reaches B/2 (Fig. 3.1 reads it
   near 10^3 bytes on Blue Gene/P; for the fitted line it is l*B).
 - Compute time per point C, per dtype and sub-grid size, from hybridfd's own kernel on
@@ -168,7 +167,10 @@ def pingpong(comm: object, sizes: Sequence[int] = SIZES, repeats: int = 5, budge
 def fit_hockney(sizes: Sequence[int], seconds: Sequence[float]) -> tuple[float, float, float]:
     """(latency l in s, asymptotic bandwidth B in bytes/s, measured half-bandwidth bytes).
 
-    Least squares of T(s) = l + s/B with weights 1/T (relative residuals). The
+    Hockney's T(s) = l + s/B, fitted so that a busy machine's noise, which only ever
+    adds time, does not bend it: 1/B is the least-squares slope over the large messages
+    (s >= the largest / 64, where transfer time dominates), and l the smallest
+    T(s) - s/B over the three smallest messages (where latency dominates). The
     half-bandwidth size is where the measured bandwidth s/T(s) first reaches B/2,
     interpolated on log scales; if it never does, the fitted line's l*B.
     """
@@ -176,11 +178,19 @@ def fit_hockney(sizes: Sequence[int], seconds: Sequence[float]) -> tuple[float, 
     t = np.asarray(seconds, dtype=float)
     if s.size < 2 or s.size != t.size:
         raise ValueError(f"a fit needs at least 2 (size, time) pairs of equal length, got {s.size} and {t.size}")
-    slope, intercept = np.polyfit(s, t, 1, w=1.0 / t)
+    order = np.argsort(s)
+    s, t = s[order], t[order]
+    large = s >= s[-1] / 64
+    if large.sum() < 2:
+        large[-2:] = True
+    slope = float(np.polyfit(s[large], t[large], 1)[0])
     if slope <= 0:
-        raise ValueError(f"times do not grow with message size (fitted {slope:g} s/byte): cannot fit a bandwidth")
-    latency = max(float(intercept), 0.0)
-    bandwidth = 1.0 / float(slope)
+        raise ValueError(
+            f"times do not grow with message size over {s[large].min():.0f}..{s[-1]:.0f} bytes "
+            f"(fitted {slope:g} s/byte): cannot fit a bandwidth; measure again on a quieter machine"
+        )
+    bandwidth = 1.0 / slope
+    latency = max(float(np.min(t[:3] - s[:3] / bandwidth)), 0.0)
     measured = s / t
     above = np.nonzero(measured >= bandwidth / 2)[0]
     if above.size == 0:
