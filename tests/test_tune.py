@@ -13,7 +13,7 @@ from mpi4py import MPI
 import hybridfd as hf
 from hybridfd import tune
 from hybridfd.perfmodel import calibrate
-from hybridfd.perfmodel.store import StoreProblem
+from hybridfd.perfmodel.store import StoreProblem, host_name
 
 REGISTRIES = {
     "model": hf.model_names(),
@@ -122,9 +122,14 @@ def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:
 def test_cache_round_trip_then_corruption_then_foreign(tmp_path) -> None:
     dec, stencil = problem()
     cache = tmp_path / "tune.json"
-    options = {"cache": cache, "trials": 2, "budget": 2.0, "calibration": tmp_path / "none.json"}
+    # A calibration file for this machine and 1 rank, so the test measures no ping-pong.
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": cache, "trials": 2, "budget": 2.0, "calibration": calibration}
     first = tune.tune(dec, stencil, 8, threads=1, **options)
     assert first.source == "tuner" and first.trials
+    assert first.cache_status == "miss; calibration file"
     second = tune.tune(dec, stencil, 8, threads=1, **options)
     assert (second.source, second.cache_status) == ("cache", "hit")
     assert second.candidate == first.candidate

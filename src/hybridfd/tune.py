@@ -390,12 +390,22 @@ def _slowest_problem(comm: object, problem: Problem) -> Problem:
 
 
 def trial_measure(
-    decomposition: object, stencil: object, grids: int, repeats: int = DEFAULT_REPEATS
+    decomposition: object,
+    stencil: object,
+    grids: int,
+    repeats: int = DEFAULT_REPEATS,
+    seconds_per_trial: float = math.inf,
 ) -> Callable[[Candidate], float | None]:
-    """Collective measure for :func:`choose`: median seconds of ``repeats`` applies on
-    ``grids`` grids of this rank's box, after one warm-up; None if the Operator refuses."""
+    """Collective measure for :func:`choose`: median seconds of up to ``repeats`` applies
+    on ``grids`` grids of this rank's box, after one warm-up; None if the Operator
+    refuses. Fewer repeats (at least 1) when the warm-up says they would not fit
+    ``seconds_per_trial``; rank 0's warm-up decides and broadcasts the count, so every
+    rank applies equally often."""
+    from mpi4py import MPI
+
     from hybridfd.operator import Operator
 
+    comm = decomposition.comm
     rng = np.random.default_rng(decomposition.rank)
     a = decomposition.zeros(grids)
     a.real = rng.standard_normal(a.shape)
@@ -406,10 +416,16 @@ def trial_measure(
             op = Operator(decomposition, stencil, **candidate.options())
         except ValueError:
             return None  # raised on every rank alike (the core agrees on problems)
+        start = time.perf_counter()
         op.apply(a, out)
+        warm_up = comm.reduce(time.perf_counter() - start, op=MPI.MAX, root=0)
+        count = repeats
+        if comm.Get_rank() == 0:
+            count = max(1, min(repeats, int(seconds_per_trial / max(warm_up, 1e-9)) - 1))
+        count = comm.bcast(count, root=0)
         times = []
-        for _ in range(repeats):
-            decomposition.comm.Barrier()
+        for _ in range(count):
+            comm.Barrier()
             start = time.perf_counter()
             op.apply(a, out)
             times.append(time.perf_counter() - start)
@@ -498,7 +514,9 @@ def tune(
             costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads
         ),
     )
-    measure = trial_measure(decomposition, stencil, measured_grids, repeats)
+    # The budget is shared by the trials: each gets its share for its repeats.
+    share = budget / (trials + len(registries["transport"]) - 1)
+    measure = trial_measure(decomposition, stencil, measured_grids, repeats, share)
     winner, predicted, measured, done = choose(
         comm, shortlist(ranked, trials), measure, trials=trials, budget=budget, transports=registries["transport"]
     )
