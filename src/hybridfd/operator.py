@@ -70,7 +70,12 @@ class Operator:
             self._start_auto(given, threads, grids, tune_options)
             return
         if grids is not None or tune_options is not None:
-            raise ValueError(f"grids and tune_options apply to approach='auto' only, not to approach {approach!r}")
+            # Through agree, so a rank that alone passed them does not leave the others
+            # waiting in the core's constructor.
+            agree(
+                decomposition.comm,
+                Problem(f"grids and tune_options apply to approach='auto' only, not to approach {approach!r}"),
+            )
         self._core = _core.Operator(
             decomposition._core,
             stencil._core,
