@@ -20,6 +20,14 @@ class Operator:
     placement follows ``OMP_PLACES`` and ``OMP_PROC_BIND``); ``master_share`` is thread
     0's share of the compute in the funneled-overlap model (default 0: it only
     communicates). The resolved configuration is :attr:`config`.
+
+    ``approach="auto"`` lets :mod:`hybridfd.tune` choose model, schedule, transport,
+    threads (at most ``threads``), batch and slope for this problem: from its cache, or
+    by the performance model and short trial applies, for ``grids`` grids (default: the
+    G of the first apply, which then tunes before it applies). :attr:`config` says
+    whether the choice came from the tuner or the cache (``approach_source``) and what
+    tuning cost (``tuning``). ``tune_options`` passes keywords to
+    :func:`hybridfd.tune.tune` (cache, calibration, trials, budget).
     """
 
     def __init__(
@@ -37,6 +45,8 @@ class Operator:
         slope: int | None = None,
         slope_kind: str | None = None,
         progress: int | None = None,
+        grids: int | None = None,
+        tune_options: dict | None = None,
     ) -> None:
         if not isinstance(decomposition, Decomposition):
             raise TypeError(f"decomposition must be a hybridfd.Decomposition, got {type(decomposition).__name__}")
@@ -44,6 +54,28 @@ class Operator:
             raise TypeError(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}")
         self.decomposition = decomposition
         self.stencil = stencil
+        self._tuning = None
+        if approach == "auto":
+            self._core = None
+            given = {
+                "model": model,
+                "master_share": master_share,
+                "schedule": schedule,
+                "transport": transport,
+                "batch": batch,
+                "slope": slope,
+                "slope_kind": slope_kind,
+                "progress": progress,
+            }
+            self._start_auto(given, threads, grids, tune_options)
+            return
+        if grids is not None or tune_options is not None:
+            # Through agree, so a rank that alone passed them does not leave the others
+            # waiting in the core's constructor.
+            agree(
+                decomposition.comm,
+                Problem(f"grids and tune_options apply to approach='auto' only, not to approach {approach!r}"),
+            )
         self._core = _core.Operator(
             decomposition._core,
             stencil._core,
@@ -59,13 +91,65 @@ class Operator:
             progress,
         )
 
+    # approach="auto": a thin layer over the tuner; the core only ever sees a concrete
+    # setting, so it never knows "auto".
+    _TUNED = ("model", "master_share", "schedule", "transport", "batch", "slope", "slope_kind", "progress")
+
+    def _start_auto(self, arguments: dict, threads: int | None, grids: int | None, tune_options: dict | None) -> None:
+        given = [name for name in self._TUNED if arguments[name] is not None]
+        problem = None
+        if given:
+            problem = Problem(
+                f"approach='auto' chooses {', '.join(self._TUNED)} itself, but {', '.join(given)} "
+                f"{'was' if len(given) == 1 else 'were'} given; name an approach to set them by hand"
+            )
+        elif grids is not None and (isinstance(grids, bool) or not isinstance(grids, int) or grids < 1):
+            problem = Problem(f"grids {grids!r} must be a positive int (the number of grids G to tune for)")
+        elif threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            problem = Problem(f"threads {threads!r} must be a positive int (the most threads the tuner may use)")
+        elif tune_options is not None and not isinstance(tune_options, dict):
+            problem = Problem(f"tune_options must be a dict, got {type(tune_options).__name__}", TypeError)
+        agree(self.decomposition.comm, problem, 0, "")
+        self._auto_threads = threads
+        self._tune_options = dict(tune_options or {})
+        if grids is not None:
+            self._tune_for(grids)
+
+    def _tune_for(self, grids: int) -> None:
+        from hybridfd import tune
+
+        decision = tune.tune(self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options)
+        self._core = _core.Operator(
+            self.decomposition._core,
+            self.stencil._core,
+            decision.candidate.approach,
+            decision.candidate.model,
+            decision.candidate.threads,
+            None,
+            decision.candidate.schedule,
+            decision.candidate.transport,
+            decision.candidate.batch,
+            decision.candidate.slope,
+            "",
+            None,
+        )
+        self._tuning = decision
+
     @property
     def config(self) -> dict:
         """The resolved configuration: approach, model, threads, master_share, thread_level
         (needed) and mpi_thread_level (provided), placement, schedule, transport, batch,
         slope, slope_kind, progress, and ``mapping`` (the decomposition's strategy,
-        topology and metrics per grid for this stencil, or None)."""
+        topology and metrics per grid for this stencil, or None). With ``approach="auto"``
+        also ``approach_source`` ("tuner" or "cache"; None before the first apply tuned)
+        and ``tuning`` (cache status, tuning time, predicted and measured seconds of the
+        trials)."""
+        if self._core is None:
+            return {"approach": "auto", "approach_source": None, "tuning": "at the first apply, for its G"}
         config = dict(self._core.config)
+        if self._tuning is not None:
+            config["approach_source"] = self._tuning.source
+            config["tuning"] = self._tuning.summary()
         mapping = self.decomposition.mapping
         metrics = self.decomposition.mapping_metrics(self.stencil.radius)
         config["mapping"] = None if mapping is None else mapping.as_dict(metrics)
@@ -80,10 +164,15 @@ class Operator:
         within the compute phases, and ``idle_in_compute``, the rest of them (waiting for
         the slowest thread: imbalance, fork and join). Averaged over threads for the
         multiple model, whose threads run their own schedules."""
+        if self._core is None:
+            return dict.fromkeys(
+                ("applies", "total", "compute_phases", "communication_phases", "thread_busy", "idle_in_compute"), 0
+            )
         return self._core.phase_times
 
     def reset_phase_times(self) -> None:
-        self._core.reset_phase_times()
+        if self._core is not None:
+            self._core.reset_phase_times()
 
     def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.
@@ -104,6 +193,11 @@ class Operator:
                 problem = Problem(f"{name} array has dtype {array.dtype}; the domain's dtype is {dtype}", TypeError)
         if problem is not None:
             agree(self.decomposition.comm, problem, 0, "number of grids G")
+        if self._core is None:
+            # Tuning is collective: every rank must tune for the same G.
+            grids = a.shape[0] if a.ndim == 4 else 1
+            agree(self.decomposition.comm, None, grids, "number of grids G")
+            self._tune_for(grids)
         if out is None:
             out = np.empty(a.shape, dtype=a.dtype)
         self._core.apply(a, out, out.flags.writeable)

@@ -1,0 +1,277 @@
+"""Performance-model validation (GPAW journal Sect. 5.1.2, Fig. 5.2): predicted against
+measured apply time of flat double-buffered batches, batch 1..64 and slope 0..3, on 2
+ranks, sub-grids of 24^3 and 96^3 per rank; the model's best batch/slope against the
+measured best; the tuner's choice and its cost; and the model applied to the seed's
+Blue Gene/P numbers.
+
+    .venv/bin/python benchmarks/perfmodel_validation.py [--repeats 5] [--quick]
+
+Runs itself under the launcher on 2 ranks. One run: calibration first (ping-pong, kernel
+C, pack cost: :mod:`hybridfd.perfmodel.calibrate`), then every setting timed in
+interleaved rounds (median of the rounds; a round's time is the slowest rank's), then
+the tuner (``approach="auto"`` machinery, no cache) timed on the same problem. Writes
+results/perfmodel_validation.json and docs/img/perfmodel_validation.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+BATCHES = (1, 2, 4, 8, 16, 32, 64)
+GRIDS = 64
+
+
+def settings() -> list[tuple[int, int]]:
+    return [(b, n) for b in BATCHES for n in range(min(3, b.bit_length() - 1) + 1)]
+
+
+def worker(quick: bool, repeats: int) -> None:
+    from mpi4py import MPI
+
+    import hybridfd as hf
+    from hybridfd import tune
+    from hybridfd.perfmodel import calibrate, predict, problem_of
+
+    comm = MPI.COMM_WORLD
+    stencil = hf.Stencil.laplace(2, 0.2)
+    edges = (12, 24) if quick else (24, 96)
+    start = time.perf_counter()
+    entry = calibrate.calibrate(comm, subgrids=edges, dtypes=("float64",), repeats=repeats)
+    calibration_seconds = time.perf_counter() - start
+    cases = []
+    for n in edges:
+        dec = hf.Decomposition(hf.Domain((2 * n, n, n)), comm, grid=(comm.size, 1, 1))
+        a = np.random.default_rng(comm.rank).standard_normal(dec.local_shape(GRIDS))
+        out = np.empty_like(a)
+        reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+        problem = problem_of(dec, stencil.radius, GRIDS)
+        costs = calibrate.costs(entry, "float64", problem.points)
+        times: dict[tuple[int, int], list[float]] = {s: [] for s in settings()}
+        for _ in range(repeats):  # interleaved rounds: noise hits every setting alike
+            for batch, slope in settings():
+                op = hf.Operator(dec, stencil, approach="flat-optimized", batch=batch, slope=slope)
+                op.apply(a, out=out)
+                comm.Barrier()
+                begin = time.perf_counter()
+                op.apply(a, out=out)
+                times[(batch, slope)].append(comm.allreduce(time.perf_counter() - begin, op=MPI.MAX))
+                assert np.array_equal(out, reference), (batch, slope)
+                del op
+        rows = []
+        for (batch, slope), measured in times.items():
+            predicted = predict(costs, problem, model="flat", schedule="double-buffered", batch=batch, slope=slope)
+            rows.append(
+                {"batch": batch, "slope": slope, "predicted": predicted, "measured": float(np.median(measured))}
+            )
+        # The tuner on the same problem, from scratch (no cache, this run's calibration
+        # left aside so its own quick calibration is part of the cost it reports).
+        decision = tune.tune(dec, stencil, GRIDS, threads=1, cache=False, calibration=ROOT / "results" / "none.json")
+        chosen = hf.Operator(dec, stencil, **decision.candidate.options())
+        chosen_times = []
+        for _ in range(repeats):
+            chosen.apply(a, out=out)
+            comm.Barrier()
+            begin = time.perf_counter()
+            chosen.apply(a, out=out)
+            chosen_times.append(comm.allreduce(time.perf_counter() - begin, op=MPI.MAX))
+        assert np.array_equal(out, reference)
+        cases.append(
+            {
+                "subgrid": n,
+                "rows": rows,
+                "costs": costs.__dict__,
+                "tuned": decision.candidate.label(),
+                "tuned_measured": float(np.median(chosen_times)),
+                "tuning_seconds": decision.tuning_seconds,
+            }
+        )
+    if comm.rank == 0:
+        summary = {
+            "ranks": comm.size,
+            "grids": GRIDS,
+            "calibration_seconds": calibration_seconds,
+            "latency": entry["latency"],
+            "bandwidth": entry["bandwidth"],
+            "half_bandwidth_bytes": entry["half_bandwidth_bytes"],
+            "cases": cases,
+        }
+        print("RESULT " + json.dumps(summary))
+
+
+def bluegene_p() -> list[dict]:
+    """Fig. 5.2 and the total-time model on the seed's Blue Gene/P numbers.
+
+    Assumptions, all from the seed: links 425 MB/s each way (Table 3.1), the six faces
+    on six links at once (Sect. 5.1: "utilize the torus network in all six directions
+    simultaneously"), so the aggregate send bandwidth is 6 x 425 MB/s; half bandwidth
+    near 10^3 bytes (Fig. 3.1), so Hockney's latency l = n_1/2 / B = 10^3 / 425e6 s;
+    compute per point from Table 3.1 at peak: 13.6 GFlop/s per node over 4 cores, 25
+    flops per 13-point stencil point (13 multiplies, 12 adds), 7.35 ns, a lower bound, and
+    4x that as a realistic PowerPC 450 rate; packing and synchronisation left out, as
+    the paper does. Settings: Fig. 7.2's 32 grids of 144^3 on 2,048 cores (virtual mode,
+    flat-optimized), and Fig. 7.4's 2,816 grids of 192^3 on 16,384 cores.
+    """
+    from hybridfd.decomposition import automatic_grid
+    from hybridfd.perfmodel import Costs, Problem, halo_bytes_per_grid, predict
+
+    link, half = 425e6, 1e3
+    results = []
+    for shape, ranks, grids in ((144, 2048, 32), (192, 16384, 2816)):
+        grid = automatic_grid((shape,) * 3, ranks)
+        extent = tuple(math.ceil(shape / p) for p in grid)
+        points = math.prod(extent)
+        every = ((True, True),) * 3
+        problem = Problem(grids, points, halo_bytes_per_grid(extent, 2, 8, every), math.prod(e - 4 for e in extent))
+        for label, per_point in (
+            ("peak (7.35 ns/point)", 25 / 3.4e9),
+            ("4x peak time (29.4 ns/point)", 4 * 25 / 3.4e9),
+        ):
+
+            def best(latency: float, per_point: float = per_point, problem: Problem = problem) -> tuple:
+                costs = Costs(
+                    latency=latency,
+                    bandwidth=6 * link,
+                    compute_per_point=per_point,
+                    pack_per_byte=0.0,
+                    sync=0.0,
+                    cores=4,
+                    ranks_per_host=4,
+                )
+                scored = []
+                for batch in (b for b in (1, 2, 4, 8, 16, 32, 64, 128) if b <= problem.grids):
+                    for slope in range(min(3, batch.bit_length() - 1) + 1):
+                        seconds = predict(
+                            costs, problem, model="flat", schedule="double-buffered", batch=batch, slope=slope
+                        )
+                        scored.append((seconds, batch, slope))
+                return min(scored), next(s for s in scored if s[1] == 8 and s[2] == 0)
+
+            (seconds, batch, slope), paper = best(half / link)
+            # The latency per exchange at which the model would pick a batch of 8 or more
+            # (the seed's choice): scanned over 1 us .. 10 ms, 20 steps per decade.
+            needed = next((lat for lat in np.logspace(-6, -2, 81) if best(lat)[0][1] >= 8), None)
+            results.append(
+                {
+                    "setting": f"{grids} grids of {shape}^3 on {ranks} cores, boxes {extent}",
+                    "compute": label,
+                    "best_batch": batch,
+                    "best_slope": slope,
+                    "best_ms": seconds * 1e3,
+                    "batch8_ms": paper[0] * 1e3,
+                    "halo_bytes_per_grid": problem.bytes_per_grid,
+                    "latency_for_batch8_us": None if needed is None else float(needed) * 1e6,
+                }
+            )
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.quick, args.repeats)
+        return 0
+    from hybridfd import launch
+
+    argv = [sys.executable, __file__, "--worker", "--repeats", str(args.repeats), *(["--quick"] if args.quick else [])]
+    result = launch.run(2, argv, timeout=3000)
+    if result.returncode != 0 or result.timed_out:
+        print(result.output, file=sys.stderr)
+        return 1
+    summary = json.loads(next(line for line in result.output.splitlines() if line.startswith("RESULT "))[7:])
+    summary["bluegene_p"] = bluegene_p()
+    print(f"command: {' '.join(['python', *sys.argv])}\n")
+    print(
+        f"calibration ({summary['ranks']} ranks, {summary['calibration_seconds']:.1f} s): "
+        f"l = {summary['latency'] * 1e6:.2f} us, B = {summary['bandwidth'] / 1e9:.2f} GB/s, "
+        f"half bandwidth at {summary['half_bandwidth_bytes']:.0f} B\n"
+    )
+    for case in summary["cases"]:
+        rows = case["rows"]
+        errors = [abs(r["predicted"] - r["measured"]) / r["measured"] for r in rows]
+        model_best = min(rows, key=lambda r: r["predicted"])
+        measured_best = min(rows, key=lambda r: r["measured"])
+        within = sum(r["measured"] <= 1.05 * measured_best["measured"] for r in rows)
+        case["median_relative_error"] = float(np.median(errors))
+        case["model_best"] = (model_best["batch"], model_best["slope"])
+        case["measured_best"] = (measured_best["batch"], measured_best["slope"])
+        case["model_pick_vs_best"] = model_best["measured"] / measured_best["measured"]
+        case["tuned_vs_best"] = case["tuned_measured"] / measured_best["measured"]
+        print(f"### {GRIDS} grids of {case['subgrid']}^3 per rank, flat double-buffered\n")
+        print("| batch | slope | predicted ms | measured ms | error |")
+        print("|---:|---:|---:|---:|---:|")
+        for r in rows:
+            print(
+                f"| {r['batch']} | {r['slope']} | {r['predicted'] * 1e3:.3f} | {r['measured'] * 1e3:.3f} | "
+                f"{(r['predicted'] / r['measured'] - 1) * 100:+.0f} % |"
+            )
+        print(
+            f"\nmedian relative error {case['median_relative_error'] * 100:.0f} %; model's best (b, n) = "
+            f"{case['model_best']}, measured best = {case['measured_best']}; the model's pick measures "
+            f"{case['model_pick_vs_best']:.3f}x the best; {within} of {len(rows)} settings within 5 % of the best; "
+            f"tuner chose {case['tuned']}: {case['tuned_vs_best']:.3f}x the best, tuning took "
+            f"{case['tuning_seconds']:.2f} s = {case['tuning_seconds'] / (case['tuned_measured'] * 1000 / GRIDS):.0f}x "
+            f"one apply of 1,000 grids\n"
+        )
+    print("### The model on the seed's Blue Gene/P numbers\n")
+    print("| setting | compute | best batch | best slope | predicted ms | batch 8, slope 0 ms | l for b >= 8 |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for r in summary["bluegene_p"]:
+        needed = "none up to 10 ms" if r["latency_for_batch8_us"] is None else f"{r['latency_for_batch8_us']:.0f} us"
+        print(
+            f"| {r['setting']} | {r['compute']} | {r['best_batch']} | {r['best_slope']} | {r['best_ms']:.3f} | "
+            f"{r['batch8_ms']:.3f} | {needed} |"
+        )
+    (ROOT / "results").mkdir(exist_ok=True)
+    (ROOT / "results" / "perfmodel_validation.json").write_text(json.dumps(summary, indent=2))
+    if not args.quick:
+        plot(summary, ROOT / "docs" / "img" / "perfmodel_validation.png")
+    return 0
+
+
+def plot(summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cases = summary["cases"]
+    fig, axes = plt.subplots(1, len(cases), figsize=(5.5 * len(cases), 4))
+    for ax, case in zip(np.atleast_1d(axes), cases, strict=True):
+        for slope, marker in zip(range(4), "osD^", strict=True):
+            rows = [r for r in case["rows"] if r["slope"] == slope]
+            if not rows:
+                continue
+            (line,) = ax.plot(
+                [r["batch"] for r in rows], [r["measured"] * 1e3 for r in rows], marker, label=f"measured n={slope}"
+            )
+            ax.plot(
+                [r["batch"] for r in rows],
+                [r["predicted"] * 1e3 for r in rows],
+                "--",
+                color=line.get_color(),
+                label=f"predicted n={slope}",
+            )
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("batch size b (grids per message)")
+        ax.set_ylabel("ms per apply (slowest rank)")
+        ax.set_title(f"{summary['ranks']} ranks, {GRIDS} grids of {case['subgrid']}^3 per rank", fontsize=9)
+        ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,20 @@
+"""Performance model: the WaitTime formula of the Blue Gene/P paper (Fig. 5.2), the
+total-time prediction built on it, and the machine calibration that feeds both.
+
+``python -m hybridfd.perfmodel.calibrate`` measures latency, bandwidth, compute and
+packing costs on this machine; :func:`predict` turns them into seconds per apply.
+"""
+
+from hybridfd.perfmodel.formula import batch_sizes, schedule_wait_time, wait_time
+from hybridfd.perfmodel.predict import Costs, Problem, halo_bytes_per_grid, predict, problem_of
+
+__all__ = [
+    "Costs",
+    "Problem",
+    "batch_sizes",
+    "halo_bytes_per_grid",
+    "predict",
+    "problem_of",
+    "schedule_wait_time",
+    "wait_time",
+]

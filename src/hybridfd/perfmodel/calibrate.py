@@ -1,0 +1,487 @@
+"""Calibration: the machine costs the performance model needs, measured on this machine.
+
+- Latency l and bandwidth B: a ping-pong message-size sweep (8 B .. 4 MiB) between two
+  neighbouring ranks, the experiment of the GPAW journal's Fig. 3.1, fitted with
+  Hockney's T(s) = l + s/B (:func:`fit_hockney`); B is the asymptotic bandwidth, and the
+  half-bandwidth size is where the measured s/T(s) first reaches B/2 (Fig. 3.1 reads it
+  near 10^3 bytes on Blue Gene/P; for the fitted line it is l*B).
+- Compute time per point C, per dtype and sub-grid size, from hybridfd's own kernel on
+  one padded grid (:func:`hybridfd.kernel.apply_padded`).
+- Pack and unpack cost per halo byte: an Operator on ``MPI.COMM_SELF`` over a periodic
+  box (every face goes to itself, so it packs, sends and unpacks every halo byte through
+  the core's own code) minus the kernel time of the same grids, per halo byte.
+- Thread-team synchronisation: a master-only Operator with 2 threads on tiny grids, one
+  batch per grid, minus the flat one, per batch.
+
+Results go to a JSON file keyed by host, MPI library and rank count, validated on load.
+Run on the ranks to calibrate for::
+
+    python -m hybridfd.launch -n 2 -- python -m hybridfd.perfmodel.calibrate --plot pingpong.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import math
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from hybridfd.perfmodel.predict import Costs
+from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
+
+FORMAT = "hybridfd-calibration/1"
+DTYPES = ("float64", "complex128")
+SUBGRIDS = (24, 48, 96)
+# 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
+SIZES = tuple(2**k for k in range(3, 23))
+
+_NUMBER = {"type": "number", "minimum": 0}
+_POSITIVE = {"type": "number", "exclusiveMinimum": 0}
+ENTRY_SCHEMA = {
+    "type": "object",
+    "required": [
+        "host",
+        "mpi_library",
+        "ranks",
+        "created",
+        "pingpong",
+        "latency",
+        "bandwidth",
+        "half_bandwidth_bytes",
+        "compute_per_point",
+        "pack_per_byte",
+        "sync",
+        "cores",
+        "ranks_per_host",
+    ],
+    "properties": {
+        "host": {"type": "string", "minLength": 1},
+        "mpi_library": {"type": "string", "minLength": 1},
+        "ranks": {"type": "integer", "minimum": 1},
+        "created": {"type": "string"},
+        "pingpong": {
+            "type": "object",
+            "required": ["bytes", "seconds"],
+            "properties": {
+                "bytes": {"type": "array", "items": {"type": "integer", "minimum": 1}, "minItems": 2},
+                "seconds": {"type": "array", "items": _POSITIVE, "minItems": 2},
+            },
+        },
+        "latency": _NUMBER,
+        "bandwidth": _POSITIVE,
+        "half_bandwidth_bytes": _NUMBER,
+        "compute_per_point": {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"enum": list(DTYPES)},
+            "additionalProperties": {
+                "type": "object",
+                "minProperties": 1,
+                "propertyNames": {"pattern": "^[1-9][0-9]*$"},
+                "additionalProperties": _POSITIVE,
+            },
+        },
+        "pack_per_byte": {"type": "object", "propertyNames": {"enum": list(DTYPES)}, "additionalProperties": _NUMBER},
+        "sync": _NUMBER,
+        "cores": {"type": "integer", "minimum": 1},
+        "ranks_per_host": {"type": "integer", "minimum": 1},
+    },
+}
+
+
+def default_path() -> Path:
+    """``$HYBRIDFD_CALIBRATION``, else ``~/.cache/hybridfd/calibration.json``."""
+    return Path(os.environ.get("HYBRIDFD_CALIBRATION") or cache_dir() / "calibration.json")
+
+
+def mpi_library() -> str:
+    """First line of MPI_Get_library_version: the library and its version."""
+    from mpi4py import MPI
+
+    # Runs of spaces (MPICH pads its version line) collapsed, so keys read cleanly.
+    return " ".join(MPI.Get_library_version().strip().splitlines()[0].split())
+
+
+def entry_key(host: str, library: str, ranks: int) -> str:
+    return f"{host} | {library} | {ranks} ranks"
+
+
+def _median_time(run: Callable[[], None], repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def pingpong(comm: object, sizes: Sequence[int] = SIZES, repeats: int = 5, budget: float = 0.02) -> list[float]:
+    """Collective: one-way seconds per message size between ranks 0 and 1 of ``comm``.
+
+    Each size runs ``repeats`` timings of as many round trips as fit ``budget`` seconds
+    (decided by rank 0 and broadcast), halved; the fastest is kept. On one rank the
+    message goes to itself (Sendrecv), the only partner a lone rank has. Ranks beyond
+    1 wait. Every rank returns rank 0's numbers.
+    """
+    rank, size = comm.Get_rank(), comm.Get_size()
+    seconds: list[float] = []
+    for nbytes in sizes:
+        send = np.zeros(nbytes, dtype=np.uint8)
+        receive = np.empty_like(send)
+
+        def round_trip(count: int, send: np.ndarray = send, receive: np.ndarray = receive) -> None:
+            for _ in range(count):
+                if size == 1:
+                    comm.Sendrecv(send, 0, 0, receive, 0, 0)
+                    comm.Sendrecv(send, 0, 0, receive, 0, 0)
+                elif rank == 0:
+                    comm.Send(send, 1, 0)
+                    comm.Recv(receive, 1, 0)
+                elif rank == 1:
+                    comm.Recv(receive, 0, 0)
+                    comm.Send(send, 0, 0)
+
+        comm.Barrier()
+        round_trip(1)  # warm-up: connection set-up and first touch
+        trial = time.perf_counter()
+        round_trip(1)
+        trial = time.perf_counter() - trial
+        count = comm.bcast(max(1, min(1000, int(budget / max(trial, 1e-9)))), root=0)
+        times = []
+        for _ in range(repeats):
+            comm.Barrier()
+            start = time.perf_counter()
+            round_trip(count)
+            times.append((time.perf_counter() - start) / (2 * count))
+        # The fastest repeat: other processes on the cores only ever add time, and the
+        # machine's latency and bandwidth are what an undisturbed message gets.
+        seconds.append(min(times))
+    return comm.bcast(seconds, root=0)
+
+
+def fit_hockney(sizes: Sequence[int], seconds: Sequence[float]) -> tuple[float, float, float]:
+    """(latency l in s, asymptotic bandwidth B in bytes/s, measured half-bandwidth bytes).
+
+    Hockney's T(s) = l + s/B, fitted so that a busy machine's noise, which only ever
+    adds time, does not bend it: 1/B is the least-squares slope over the large messages
+    (s >= the largest / 64, where transfer time dominates), and l the smallest
+    T(s) - s/B over the three smallest messages (where latency dominates). The
+    half-bandwidth size is where the measured bandwidth s/T(s) first reaches B/2,
+    interpolated on log scales; if it never does, the fitted line's l*B.
+    """
+    s = np.asarray(sizes, dtype=float)
+    t = np.asarray(seconds, dtype=float)
+    if s.size < 2 or s.size != t.size:
+        raise ValueError(f"a fit needs at least 2 (size, time) pairs of equal length, got {s.size} and {t.size}")
+    order = np.argsort(s)
+    s, t = s[order], t[order]
+    large = s >= s[-1] / 64
+    if large.sum() < 2:
+        large[-2:] = True
+    slope = float(np.polyfit(s[large], t[large], 1)[0])
+    if slope <= 0:
+        raise ValueError(
+            f"times do not grow with message size over {s[large].min():.0f}..{s[-1]:.0f} bytes "
+            f"(fitted {slope:g} s/byte): cannot fit a bandwidth; measure again on a quieter machine"
+        )
+    bandwidth = 1.0 / slope
+    latency = max(float(np.min(t[:3] - s[:3] / bandwidth)), 0.0)
+    measured = s / t
+    above = np.nonzero(measured >= bandwidth / 2)[0]
+    if above.size == 0:
+        return latency, bandwidth, latency * bandwidth
+    k = int(above[0])
+    if k == 0:
+        return latency, bandwidth, float(s[0])
+    # Log-log interpolation between the last size below B/2 and the first above.
+    x0, x1 = math.log(s[k - 1]), math.log(s[k])
+    y0, y1 = math.log(measured[k - 1]), math.log(measured[k])
+    x = x0 + (math.log(bandwidth / 2) - y0) * (x1 - x0) / (y1 - y0)
+    return latency, bandwidth, math.exp(x)
+
+
+def compute_per_point(dtype: str, n: int, radius: int = 2, repeats: int = 5) -> float:
+    """Seconds per point of hybridfd's kernel on one n^3 grid (padded by ``radius``)."""
+    from hybridfd.kernel import apply_padded
+    from hybridfd.stencil import Stencil
+
+    stencil = Stencil.laplace(radius, 0.2)
+    rng = np.random.default_rng(n)
+    padded = rng.standard_normal((n + 2 * radius,) * 3)
+    if dtype == "complex128":
+        padded = padded + 1j * rng.standard_normal(padded.shape)
+    padded = np.ascontiguousarray(padded, dtype=dtype)
+    out = np.empty((n, n, n), dtype=dtype)
+    apply_padded(stencil, padded, out)
+    # Several grids per timing, so one timing is well above the clock's resolution.
+    grids = max(1, 2_000_000 // n**3)
+
+    def run() -> None:
+        for _ in range(grids):
+            apply_padded(stencil, padded, out)
+
+    return _median_time(run, repeats) / (grids * n**3)
+
+
+def _self_operator(n: int, dtype: str, radius: int, **options: object) -> object:
+    from mpi4py import MPI
+
+    from hybridfd.decomposition import Decomposition
+    from hybridfd.domain import Domain
+    from hybridfd.operator import Operator
+    from hybridfd.stencil import Stencil
+
+    domain = Domain(shape=(n, n, n), periodic=(True, True, True), dtype=dtype)
+    return Operator(Decomposition(domain, MPI.COMM_SELF), Stencil.laplace(radius, 0.2), **options)
+
+
+def pack_per_byte(dtype: str, n: int = 24, radius: int = 2, grids: int = 16, repeats: int = 5) -> float:
+    """Seconds per halo byte to pack, self-send and unpack, through the core (see module doc)."""
+    from hybridfd.kernel import apply_padded
+    from hybridfd.stencil import Stencil
+
+    op = _self_operator(n, dtype, radius, approach="flat-original", schedule="all-dims", batch=grids)
+    a = np.ones((grids, n, n, n), dtype=dtype)
+    out = np.empty_like(a)
+    op.apply(a, out)
+    with_halos = _median_time(lambda: op.apply(a, out), repeats)
+    stencil = Stencil.laplace(radius, 0.2)
+    padded = np.ones((n + 2 * radius,) * 3, dtype=dtype)
+    one = np.empty((n, n, n), dtype=dtype)
+
+    def kernel_only() -> None:
+        for _ in range(grids):
+            apply_padded(stencil, padded, one)
+
+    kernel = _median_time(kernel_only, repeats)
+    halo_bytes = 6 * n * n * radius * np.dtype(dtype).itemsize * grids
+    return max(with_halos - kernel, 0.0) / halo_bytes
+
+
+def sync_seconds(grids: int = 64, repeats: int = 5) -> float:
+    """Seconds one thread-team synchronisation adds per batch (master-only, 2 threads)."""
+    flat = _self_operator(4, "float64", 1, approach="flat-optimized", batch=1, slope=0)
+    master = _self_operator(4, "float64", 1, approach="hybrid-master-only", threads=2, batch=1, slope=0)
+    a = np.ones((grids, 4, 4, 4))
+    out = np.empty_like(a)
+    times = []
+    for op in (flat, master):
+        op.apply(a, out)
+        times.append(_median_time(lambda op=op: op.apply(a, out), repeats))
+    return max(times[1] - times[0], 0.0) / grids
+
+
+def ranks_per_host(comm: object) -> int:
+    from mpi4py import MPI
+
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    try:
+        return local.Get_size()
+    finally:
+        local.Free()
+
+
+def calibrate(
+    comm: object | None = None,
+    *,
+    sizes: Sequence[int] = SIZES,
+    subgrids: Sequence[int] = SUBGRIDS,
+    dtypes: Sequence[str] = DTYPES,
+    repeats: int = 5,
+) -> dict:
+    """Collective: measure everything; every rank returns rank 0's entry (see :data:`ENTRY_SCHEMA`)."""
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD if comm is None else comm
+    seconds = pingpong(comm, sizes, repeats)
+    latency, bandwidth, half = fit_hockney(sizes, seconds)
+    entry = None
+    if comm.Get_rank() == 0:
+        # Rank 0 measures the on-node costs alone, while the others wait, so they are
+        # not slowed by ranks competing for the same cores.
+        entry = {
+            "host": host_name(),
+            "mpi_library": mpi_library(),
+            "ranks": comm.Get_size(),
+            "created": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "pingpong": {"bytes": [int(s) for s in sizes], "seconds": seconds},
+            "latency": latency,
+            "bandwidth": bandwidth,
+            "half_bandwidth_bytes": half,
+            "compute_per_point": {
+                dtype: {str(n): compute_per_point(dtype, n, repeats=repeats) for n in subgrids} for dtype in dtypes
+            },
+            "pack_per_byte": {dtype: pack_per_byte(dtype, repeats=repeats) for dtype in dtypes},
+            "sync": sync_seconds(repeats=repeats),
+            "cores": os.cpu_count() or 1,
+        }
+    ranks_here = ranks_per_host(comm)
+    entry = comm.bcast(entry, root=0)
+    entry["ranks_per_host"] = comm.bcast(ranks_here, root=0)
+    return entry
+
+
+def load(path: Path | None = None, *, host: str | None = None, library: str | None = None, ranks: int) -> dict | None:
+    """The validated entry for (host, MPI library, ranks) in ``path``, or None if absent.
+
+    Raises :class:`~hybridfd.perfmodel.store.StoreProblem` if the file or the entry is
+    corrupt, or the entry's own fields name another machine than its key (foreign).
+    """
+    path = default_path() if path is None else Path(path)
+    host = host_name() if host is None else host
+    library = mpi_library() if library is None else library
+    key = entry_key(host, library, ranks)
+    entry = read_entries(path, FORMAT).get(key)
+    if entry is None:
+        return None
+    check_entry(entry, ENTRY_SCHEMA, f"calibration {key!r} in {path}")
+    if entry_key(entry["host"], entry["mpi_library"], entry["ranks"]) != key:
+        raise StoreProblem(f"calibration stored under {key!r} in {path} describes another machine or rank count")
+    return entry
+
+
+def save(entry: dict, path: Path | None = None) -> Path:
+    """Add ``entry`` to ``path`` (replacing the same key; a corrupt file is started afresh)."""
+    path = default_path() if path is None else Path(path)
+    check_entry(entry, ENTRY_SCHEMA, "new calibration")
+    try:
+        entries = read_entries(path, FORMAT)
+    except StoreProblem:
+        entries = {}
+    entries[entry_key(entry["host"], entry["mpi_library"], entry["ranks"])] = entry
+    write_entries(path, FORMAT, entries)
+    return path
+
+
+def costs(entry: dict, dtype: str, points: int) -> Costs:
+    """:class:`Costs` for grids of ``points`` points: C from the calibrated sub-grid size
+    nearest on a log scale (cache behaviour changes with size), for ``dtype``."""
+    table = entry["compute_per_point"].get(dtype)
+    if table is None:
+        raise ValueError(
+            f"calibration has no compute time for dtype {dtype!r}; it has {sorted(entry['compute_per_point'])}"
+        )
+    edge = points ** (1 / 3)
+    nearest = min(table, key=lambda n: abs(math.log(int(n)) - math.log(max(edge, 1.0))))
+    return Costs(
+        latency=entry["latency"],
+        bandwidth=entry["bandwidth"],
+        compute_per_point=table[nearest],
+        pack_per_byte=entry["pack_per_byte"].get(dtype, 0.0),
+        sync=entry["sync"],
+        cores=entry["cores"],
+        ranks_per_host=entry["ranks_per_host"],
+    )
+
+
+def plot(entry: dict, path: Path) -> None:
+    """Bandwidth against message size, as the GPAW journal's Fig. 3.1, with B and B/2."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    sizes = np.asarray(entry["pingpong"]["bytes"], dtype=float)
+    seconds = np.asarray(entry["pingpong"]["seconds"], dtype=float)
+    bandwidth = entry["bandwidth"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.loglog(sizes, sizes / seconds / 1e6, "o-", label="measured (one-way)")
+    ax.loglog(sizes, sizes / (entry["latency"] + sizes / bandwidth) / 1e6, "--", label="fit l + s/B")
+    ax.axhline(bandwidth / 1e6, color="grey", lw=0.8, label=f"B = {bandwidth / 1e6:.0f} MB/s")
+    ax.axvline(
+        entry["half_bandwidth_bytes"], color="grey", ls=":", label=f"B/2 at {entry['half_bandwidth_bytes']:.0f} B"
+    )
+    ax.set_xlabel("message size (bytes)")
+    ax.set_ylabel("bandwidth (MB/s)")
+    ax.set_title(f"ping-pong, {entry['ranks']} ranks, {entry['mpi_library'][:40]}")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
+    return value
+
+
+def _size_list(text: str) -> tuple[int, ...]:
+    try:
+        values = tuple(int(v) for v in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers, got {text!r}") from None
+    if any(v < 1 for v in values):
+        raise argparse.ArgumentTypeError(f"sub-grid sizes must be positive, got {text!r}")
+    return values
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="hybridfd calibrate",
+        description="Measure latency, bandwidth (ping-pong 8 B .. 4 MiB), stencil compute time per point, "
+        "pack cost and thread synchronisation; store them keyed by host, MPI library and rank count.",
+    )
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="calibration file (default: $HYBRIDFD_CALIBRATION, else ~/.cache/hybridfd/calibration.json)",
+    )
+    parser.add_argument("--plot", type=Path, default=None, help="write the bandwidth plot (Fig. 3.1) here")
+    parser.add_argument("--repeats", type=_positive_int, default=5, help="timings per measurement (median)")
+    parser.add_argument("--max-bytes", type=_positive_int, default=SIZES[-1], help="largest ping-pong message")
+    parser.add_argument("--subgrids", type=_size_list, default=SUBGRIDS, help="edge lengths n of n^3 sub-grids")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    from mpi4py import MPI
+    from rich.console import Console
+    from rich.table import Table
+
+    comm = MPI.COMM_WORLD
+    sizes = tuple(s for s in SIZES if s <= args.max_bytes)
+    if len(sizes) < 2:
+        if comm.rank == 0:
+            print(f"--max-bytes {args.max_bytes} leaves fewer than 2 message sizes (from 8 B)", file=sys.stderr)
+        return 2
+    start = time.perf_counter()
+    entry = calibrate(comm, sizes=sizes, subgrids=args.subgrids, repeats=args.repeats)
+    if comm.rank == 0:
+        path = save(entry, args.output)
+        table = Table(title=f"calibration: {entry_key(entry['host'], entry['mpi_library'], entry['ranks'])}")
+        table.add_column("quantity")
+        table.add_column("value", justify="right")
+        table.add_row("latency l", f"{entry['latency'] * 1e6:.2f} us")
+        table.add_row("asymptotic bandwidth B", f"{entry['bandwidth'] / 1e6:.0f} MB/s")
+        table.add_row("half-bandwidth size", f"{entry['half_bandwidth_bytes']:.0f} B")
+        for dtype, by_size in entry["compute_per_point"].items():
+            for n, value in by_size.items():
+                table.add_row(f"C per point, {dtype}, {n}^3", f"{value * 1e9:.3f} ns")
+        for dtype, value in entry["pack_per_byte"].items():
+            table.add_row(f"pack+unpack per byte, {dtype}", f"{value * 1e9:.4f} ns")
+        table.add_row("team synchronisation", f"{entry['sync'] * 1e6:.2f} us")
+        console = Console()
+        console.print(table)
+        console.print(f"written to {path} in {time.perf_counter() - start:.1f} s")
+        if args.plot is not None:
+            plot(entry, args.plot)
+            console.print(f"plot: {args.plot}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""The WaitTime formula of the Blue Gene/P paper (Fig. 5.2) and the batch sequence it models.
+
+GPAW journal (shared/seeds/hybrid-bluegene-p-gpaw-journal.txt), Sect. 5.1.2: with double
+buffering, the exchange of batch k+1 is in flight while batch k is computed; the time a
+rank spends waiting for halos that computation did not hide is WaitTime. hybridfd's
+``double-buffered`` schedule is exactly that loop (post k+1, wait k, compute k).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from itertools import pairwise
+
+
+def _check(name: str, value: float, *, low: float, strict: bool = False, allow_inf: bool = False) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a number, got {value!r}") from None
+    if math.isnan(number) or (math.isinf(number) and not allow_inf):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    if number < low or (strict and number == low):
+        relation = "greater than" if strict else "at least"
+        raise ValueError(f"{name} must be {relation} {low:g}, got {value!r}")
+    return number
+
+
+def _count(name: str, value: int, low: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int (it counts grids or steps), got {value!r}")
+    if value < low:
+        raise ValueError(f"{name} must be at least {low}, got {value}")
+    return value
+
+
+def wait_time(l: float, B: float, C: float, t: int, b: int, n: int) -> float:  # noqa: E741 (the paper's l)
+    r"""WaitTime(l, B, C, t, b, n) exactly as Fig. 5.2 of the GPAW journal prints it:
+
+    .. math::
+
+        \mathrm{WaitTime} = l + \frac{b}{2^n B}
+          + \sum_{i=1}^{n} \max\left(0,\ l + \frac{b}{2^{i-1} B} - \frac{C b}{2^i}\right)
+          + \max\left(0,\ l + \frac{b}{B} - C b\right)\left(\frac{t}{b} + 1 - 2^{n+1}\right)
+
+    Units (the paper leaves them implicit; b and t count grids, so B and C are per grid):
+
+    - ``l``: latency of one halo exchange, in seconds (all faces of a batch are posted
+      together, so one exchange pays it once);
+    - ``B``: bandwidth in grids per second: the link's bytes per second divided by one
+      grid's halo bytes (:func:`hybridfd.perfmodel.halo_bytes_per_grid`: face points x
+      radius x itemsize, summed over the box's exchanging faces). ``math.inf`` is allowed
+      (the limit B -> infinity);
+    - ``C``: seconds to apply the stencil to one grid of the rank's box (seconds per point
+      x the box's points);
+    - ``t``: grids in the job (the paper's "total stencil size"); ``b``: batch size, grids
+      per message; ``n``: number of initial batch-size increases (the slope).
+
+    Derivation of the three lines, for the sloped sequence b/2^n, b/2^(n-1), ..., b/2, b,
+    b, ... that the paper describes (hybridfd's ``geometric`` slope):
+
+    1. ``l + b/(2^n B)``: the first batch, b/2^n grids, is exchanged before anything can
+       be computed, so its whole latency and transfer time are waited for.
+    2. Step i = n, ..., 1 of the slope: the batch of b/2^(i-1) grids is in flight while
+       the previous one, b/2^i grids, is computed for C b/2^i seconds; the wait is what
+       the computation does not cover, ``l + b/(2^(i-1) B) - C b/2^i``, or 0 when it
+       covers all of it.
+    3. The steady state: a batch of b grids in flight while b grids are computed, each
+       step waiting ``max(0, l + b/B - C b)``, times the printed step count
+       ``t/b + 1 - 2^(n+1)``. At n = 0 that is t/b - 1, exactly the number of batches
+       after the first. For n >= 1 the printed count subtracts 2^(n+1) - 2 more batches
+       for the slope, although the slope's b(1 - 2^-n) grids fill less than one batch
+       (the exact count is t/b - 2 + 2^-n); the factor can then even be negative (b = t,
+       n >= 1). This function keeps the paper's formula as printed;
+       :func:`schedule_wait_time` counts the batches the schedule really runs.
+
+    Left out, as the paper says: the CPU cost of double buffering and sloping (packing,
+    posting) and memory effects in the stencil; :func:`hybridfd.perfmodel.predict` adds
+    them.
+    """
+    l = _check("latency l", l, low=0.0)  # noqa: E741
+    B = _check("bandwidth B", B, low=0.0, strict=True, allow_inf=True)
+    C = _check("compute time per grid C", C, low=0.0)
+    t = _count("total grids t", t, 1)
+    b = _count("batch size b", b, 1)
+    n = _count("slope n", n, 0)
+    if b > t:
+        raise ValueError(f"batch size b={b} is larger than the total grids t={t}")
+    first = l + b / (2**n * B)
+    slope = sum(max(0.0, l + b / (2 ** (i - 1) * B) - C * b / 2**i) for i in range(1, n + 1))
+    steady = max(0.0, l + b / B - C * b) * (t / b + 1 - 2 ** (n + 1))
+    return first + slope + steady
+
+
+def batch_sizes(t: int, b: int, n: int, kind: str = "geometric") -> list[int]:
+    """Grids per batch, in order, as hybridfd's schedules cut ``t`` grids (cpp/src/batches.cpp).
+
+    ``geometric``: b >> n, b >> (n-1), ..., b >> 1, then b; ``linear`` (GPAW's chunk
+    increment): b(i+1)/(n+1) for i < n, then b. The last batch holds the grids left.
+    """
+    t = _count("total grids t", t, 0)
+    b = _count("batch size b", b, 1)
+    n = _count("slope n", n, 0)
+    if kind not in ("geometric", "linear"):
+        raise ValueError(f"unknown slope kind {kind!r}; known: geometric, linear")
+    largest = b - 1 if kind == "linear" else b.bit_length() - 1
+    if n > largest:
+        raise ValueError(f"slope {n} ({kind}) with batch {b} makes the first batch smaller than one grid")
+
+    def size(index: int) -> int:
+        if index >= n:
+            return b
+        return b >> (n - index) if kind == "geometric" else b * (index + 1) // (n + 1)
+
+    sizes: list[int] = []
+    done = 0
+    while done < t:
+        sizes.append(min(size(len(sizes)), t - done))
+        done += sizes[-1]
+    return sizes
+
+
+def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> float:  # noqa: E741
+    """Fig. 5.2's reasoning applied to the batches a schedule really runs (``sizes``, in grids).
+
+    The first batch is waited for in full (line 1); batch k >= 1 is in flight while batch
+    k-1 is computed, so it costs ``max(0, l + s_k/B - C s_(k-1))`` (lines 2 and 3). Same
+    units as :func:`wait_time`; equal to it when n = 0 and b divides t.
+    """
+    l = _check("latency l", l, low=0.0)  # noqa: E741
+    B = _check("bandwidth B", B, low=0.0, strict=True, allow_inf=True)
+    C = _check("compute time per grid C", C, low=0.0)
+    if len(sizes) == 0:
+        return 0.0
+    for index, size in enumerate(sizes):
+        _count(f"batch {index} size", size, 1)
+    total = l + sizes[0] / B
+    for previous, current in pairwise(sizes):
+        total += max(0.0, l + current / B - C * previous)
+    return total

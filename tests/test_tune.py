@@ -1,0 +1,268 @@
+"""The tuner on one rank: ranking and choice on synthetic costs, the cache's round trip and
+its corrupt, stale and foreign entries, the calibration file, and both command lines."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from mpi4py import MPI
+
+import hybridfd as hf
+from hybridfd import tune
+from hybridfd.perfmodel import calibrate
+from hybridfd.perfmodel.store import StoreProblem, host_name
+
+REGISTRIES = {
+    "model": hf.model_names(),
+    "schedule": hf.schedule_names(),
+    "transport": hf.transport_names(),
+    "approach": hf.approach_names(),
+}
+
+
+def pool(grids: int = 32, threads: int = 2) -> list[tune.Candidate]:
+    return tune.candidates(
+        grids,
+        threads,
+        models=hf.model_names(),
+        schedules=hf.schedule_names(),
+        transport="p2p",
+        approaches=tune.presets(),
+    )
+
+
+def synthetic(c: tune.Candidate) -> float:
+    """A cost with one minimum: double-buffered flat, batch 8, slope 2, on persistent."""
+    cost = abs(c.batch.bit_length() - 4) + abs(c.slope - 2) + (c.model != "flat") + (c.schedule != "double-buffered")
+    return cost + (0.5 if c.transport == "p2p" else 0.0)
+
+
+def test_candidates_come_from_the_registries() -> None:
+    candidates = pool()
+    assert {c.model for c in candidates} == set(hf.model_names())
+    assert {c.schedule for c in candidates} == set(hf.schedule_names())
+    assert {c.batch for c in candidates} == {1, 2, 4, 8, 16, 32}
+    assert all(c.threads == 1 for c in candidates if c.model == "flat")
+    assert all(c.threads == 2 for c in candidates if c.model != "flat")
+    assert all(c.slope == 0 for c in candidates if c.schedule in ("serial-dims", "all-dims"))
+    assert max(c.slope for c in candidates) == 3
+    assert all(c.approach in hf.approach_names() for c in candidates)
+    assert len(set(candidates)) == len(candidates)
+
+
+def test_picks_the_known_best_of_a_synthetic_cost() -> None:
+    # The model's ranking is the cost blurred by a small error that keeps the best among
+    # the first trials; the measured cost is exact; the transport comes from trials.
+    ranked = tune.rank(pool(), lambda c: synthetic(c) + 0.3 * (c.batch == 16))
+    measured = []
+
+    def measure(c: tune.Candidate) -> float:
+        measured.append(c)
+        return synthetic(c)
+
+    winner, predicted, seconds, trials = tune.choose(
+        MPI.COMM_SELF, ranked, measure, trials=4, budget=60, transports=hf.transport_names()
+    )
+    assert (winner.model, winner.schedule, winner.batch, winner.slope, winner.transport) == (
+        "flat",
+        "double-buffered",
+        8,
+        2,
+        "persistent",
+    )
+    assert seconds == 0.0
+    assert len(measured) == 4 + len(hf.transport_names()) - 1
+    assert [t.candidate for t in trials] == measured
+
+
+def test_shortlist_measures_other_families_first() -> None:
+    ranked = tune.rank(pool(), synthetic)
+    listed = tune.shortlist(ranked, 4)
+    assert sorted(map(id, listed)) == sorted(map(id, ranked))
+    families = [(c.model, c.schedule, c.threads) for c, _ in listed[:2]]
+    assert listed[0] == ranked[0] and len(set(families)) == 2
+    # Ties go to the larger batch: fewer messages.
+    tied = tune.rank(pool(8), lambda c: 1.0)
+    assert tied[0][0].batch == 8
+
+
+def test_refused_candidates_are_skipped() -> None:
+    ranked = tune.rank(pool(8), synthetic)
+
+    def measure(c: tune.Candidate) -> float | None:
+        return None if c.batch == 8 else synthetic(c)
+
+    winner, _, _, trials = tune.choose(MPI.COMM_SELF, ranked, measure, trials=2, budget=60)
+    assert winner.batch != 8
+    assert trials[0].measured is None
+    assert sum(t.measured is not None for t in trials) == 2
+
+
+def test_nothing_runnable_is_an_error() -> None:
+    with pytest.raises(ValueError, match="no candidate setting could run"):
+        tune.choose(MPI.COMM_SELF, tune.rank(pool(2), synthetic), lambda c: None, trials=2, budget=60)
+
+
+def test_budget_bounds_the_trials() -> None:
+    # A zero budget still runs the first trial, and nothing after it.
+    winner, _, _, trials = tune.choose(
+        MPI.COMM_SELF, tune.rank(pool(), synthetic), synthetic, trials=10, budget=0.0, transports=("persistent",)
+    )
+    assert len(trials) == 1
+
+
+def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:
+    dom = hf.Domain(shape=(12, 10, 8), periodic=(True, True, True))
+    return hf.Decomposition(dom, MPI.COMM_SELF), hf.Stencil.laplace(2, 0.3)
+
+
+def test_cache_round_trip_then_corruption_then_foreign(tmp_path) -> None:
+    dec, stencil = problem()
+    cache = tmp_path / "tune.json"
+    # A calibration file for this machine and 1 rank, so the test measures no ping-pong.
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": cache, "trials": 2, "budget": 2.0, "calibration": calibration}
+    first = tune.tune(dec, stencil, 8, threads=1, **options)
+    assert first.source == "tuner" and first.trials
+    assert first.cache_status == "miss; calibration file"
+    second = tune.tune(dec, stencil, 8, threads=1, **options)
+    assert (second.source, second.cache_status) == ("cache", "hit")
+    assert second.candidate == first.candidate
+
+    # Another G is another problem.
+    assert tune.tune(dec, stencil, 4, threads=1, **options).source == "tuner"
+
+    # Corrupt file: not JSON.
+    cache.write_text("{ not json")
+    rebuilt = tune.tune(dec, stencil, 8, threads=1, **options)
+    assert rebuilt.source == "tuner" and rebuilt.cache_status.startswith("rebuilt: ")
+    assert "is not valid JSON" in rebuilt.cache_status
+    assert tune.tune(dec, stencil, 8, threads=1, **options).source == "cache"
+
+    data = json.loads(cache.read_text())
+    key = tune.key_text(tune.cache_key(dec, stencil, 8, 1))
+    # Foreign: the entry filed under this key describes another problem.
+    data["entries"][key]["key"]["grids"] = 999
+    cache.write_text(json.dumps(data))
+    foreign = tune.tune(dec, stencil, 8, threads=1, **options)
+    assert "foreign entry" in foreign.cache_status and foreign.source == "tuner"
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("hybridfd_version", "0.0.1", "stale entry: written by hybridfd 0.0.1"),
+        ("choice", {"model": "gone"}, "stale entry: model 'gone' is not one of"),
+        ("choice", {"batch": 0}, "choice/batch: 0 is less than the minimum of 1"),
+        ("predicted", "fast", "predicted: 'fast' is not of type 'number'"),
+    ],
+)
+def test_bad_entries_are_rebuilt(tmp_path, field, value, message) -> None:
+    dec, stencil = problem()
+    cache = tmp_path / "tune.json"
+    decision = tune.Decision(
+        tune.Candidate("flat-original", "flat", "all-dims", "p2p", 2, 0, 1), 1e-3, 1e-3, "tuner", 0.1
+    )
+    key = tune.cache_key(dec, stencil, 8, 1)
+    tune.cache_store(cache, key, decision)
+    entry, status = tune.cache_lookup(cache, key, REGISTRIES)
+    assert status == "hit" and entry["choice"] == decision.candidate.options()
+    data = json.loads(cache.read_text())
+    stored = data["entries"][tune.key_text(key)]
+    stored[field] = {**stored[field], **value} if isinstance(value, dict) else value
+    cache.write_text(json.dumps(data))
+    entry, status = tune.cache_lookup(cache, key, REGISTRIES)
+    assert entry is None
+    assert message in status
+
+
+def test_cache_key_names_the_problem() -> None:
+    dec, stencil = problem()
+    key = tune.cache_key(dec, stencil, 8, 2, library="MPICH x")
+    assert key["mpi_library"] == "MPICH x"
+    assert (key["ranks"], key["threads"], key["shape"], key["dtype"], key["grids"]) == (1, 2, [12, 10, 8], "float64", 8)
+
+
+def calibration_entry() -> dict:
+    return {
+        "host": "h",
+        "mpi_library": "MPICH 5",
+        "ranks": 2,
+        "created": "2026-01-01T00:00:00+00:00",
+        "pingpong": {"bytes": [8, 16], "seconds": [1e-6, 1.1e-6]},
+        "latency": 1e-6,
+        "bandwidth": 1e9,
+        "half_bandwidth_bytes": 1000.0,
+        "compute_per_point": {"float64": {"24": 1e-9, "96": 2e-9}},
+        "pack_per_byte": {"float64": 1e-10},
+        "sync": 1e-6,
+        "cores": 2,
+        "ranks_per_host": 2,
+    }
+
+
+def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
+    path = tmp_path / "calibration.json"
+    entry = calibration_entry()
+    calibrate.save(entry, path)
+    assert calibrate.load(path, host="h", library="MPICH 5", ranks=2) == entry
+    assert calibrate.load(path, host="h", library="MPICH 5", ranks=4) is None
+    costs = calibrate.costs(entry, "float64", 80**3)
+    assert costs.compute_per_point == 2e-9  # 80 is nearer 96 than 24 on a log scale
+    with pytest.raises(ValueError, match="no compute time for dtype 'complex128'"):
+        calibrate.costs(entry, "complex128", 10)
+    data = json.loads(path.read_text())
+    data["entries"][calibrate.entry_key("h", "MPICH 5", 2)]["bandwidth"] = -1
+    path.write_text(json.dumps(data))
+    with pytest.raises(StoreProblem, match="bandwidth: -1 is less than or equal to the minimum of 0"):
+        calibrate.load(path, host="h", library="MPICH 5", ranks=2)
+    path.write_text('{"format": "something-else", "entries": {}}')
+    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/1 file"):
+        calibrate.load(path, host="h", library="MPICH 5", ranks=2)
+
+
+def test_hockney_fit_recovers_a_line() -> None:
+    sizes = [2**k for k in range(3, 23)]
+    latency, bandwidth = 2e-6, 5e9
+    fitted = calibrate.fit_hockney(sizes, [latency + s / bandwidth for s in sizes])
+    assert fitted[0] == pytest.approx(latency, rel=1e-9)
+    assert fitted[1] == pytest.approx(bandwidth, rel=1e-9)
+    # s/T = B/2 at s = l*B = 10^4 bytes for an exact line.
+    assert fitted[2] == pytest.approx(latency * bandwidth, rel=0.05)
+
+
+def test_hockney_fit_ignores_noise_on_small_messages() -> None:
+    # A busy machine only adds time: spikes on the latency-bound sizes leave B alone,
+    # and l comes from the least disturbed small message.
+    sizes = [2**k for k in range(3, 23, 3)]
+    latency, bandwidth = 5e-6, 4e9
+    seconds = [latency + s / bandwidth for s in sizes]
+    seconds[1] *= 40
+    seconds[2] *= 3
+    fitted = calibrate.fit_hockney(sizes, seconds)
+    assert fitted[0] == pytest.approx(latency, rel=1e-6)
+    assert fitted[1] == pytest.approx(bandwidth, rel=1e-6)
+    with pytest.raises(ValueError, match="times do not grow with message size over 65536..2097152 bytes"):
+        calibrate.fit_hockney([8, 64, 65536, 2097152], [1e-5, 1e-5, 2e-3, 1e-3])
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["hybridfd.tune", "hybridfd.perfmodel.calibrate"],
+)
+def test_command_lines_help_and_reject_bad_options(module) -> None:
+    ok = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0 and "usage:" in ok.stdout
+    bad = subprocess.run(
+        [sys.executable, "-m", module, "--repeats" if "calibrate" in module else "--grids", "-3"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 2
+    assert "-3" in bad.stderr
