@@ -215,3 +215,14 @@ def test_internode_volume_counted_by_hand():
     assert internode_bytes_per_node((8, 8, 8), 2, 2, 2, 8) == (0.0, 0, 4096)
     # One box: periodic copies only.
     assert internode_bytes_per_node((8, 8, 8), 1, 1, 2, 8) == (0.0, 0, 0)
+
+
+@pytest.mark.parametrize("command", ["map", "calibrate", "tune"])
+def test_the_other_parts_commands_are_hooked_in(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    assert exit_.value.code == 0
+    assert "usage:" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--no-such-option"])
+    assert exit_.value.code == 2

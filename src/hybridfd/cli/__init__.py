@@ -31,6 +31,11 @@ COMMANDS = {
 #: Subcommand -> (module with ``main(argv)``, one-line help), listed only when installed.
 EXTERNAL_COMMANDS = {
     "map": ("hybridfd.mapping.cli", "process mapping: topologies, strategies, hop-bytes (hybridfd.mapping)"),
+    "calibrate": (
+        "hybridfd.perfmodel.calibrate",
+        "measure latency, bandwidth, compute and pack costs for the performance model (run under mpiexec)",
+    ),
+    "tune": ("hybridfd.tune", "pick approach, batch, slope, threads for a problem and cache it (run under mpiexec)"),
 }
 
 
