@@ -40,7 +40,7 @@ def test_help_exits_zero():
         (["--grid", "4x4x4", "--topology", "bgq"], "unknown topology 'bgq'"),
         (["--grid", "8x8x8", "--topology", "host"], "512 processes do not match topology 'host'"),
         (["--grid", "4x4x4", "--pattern", "cannon", "--topology", "bluegene-p"], "needs a 2D grid"),
-        (["--grid", "4x4x4", "--radius", "0"], "0 must be positive"),
+        (["--grid", "4x4x4", "--radius", "0"], "0 must be at least 1"),
         ([], "the following arguments are required: --grid"),
     ],
 )

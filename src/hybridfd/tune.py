@@ -39,6 +39,7 @@ import numpy as np
 
 from hybridfd._collective import Problem as InputProblem
 from hybridfd._collective import agree
+from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import Costs, Problem, predict, problem_of
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
@@ -539,26 +540,6 @@ def tune(
 # ---------------------------------------------------------------------------- CLI
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {value}")
-    return value
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hybridfd tune",
@@ -566,14 +547,14 @@ def build_parser() -> argparse.ArgumentParser:
         "the performance model ranks the candidates, short trial applies measure the best few, the "
         "winner is cached per machine and problem.",
     )
-    parser.add_argument("--shape", type=_positive_int, nargs=3, required=True, metavar=("NX", "NY", "NZ"))
-    parser.add_argument("--grids", type=_positive_int, required=True, help="G, grids per apply")
+    parser.add_argument("--shape", type=positive_int, nargs=3, required=True, metavar=("NX", "NY", "NZ"))
+    parser.add_argument("--grids", type=positive_int, required=True, help="G, grids per apply")
     parser.add_argument("--dtype", choices=("float64", "complex128"), default="float64")
-    parser.add_argument("--radius", type=_positive_int, default=2, help="stencil radius (Laplacian)")
+    parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (Laplacian)")
     parser.add_argument("--non-periodic", action="store_true", help="zero boundaries instead of periodic")
-    parser.add_argument("--threads", type=_positive_int, default=None, help="most threads a threaded model may use")
-    parser.add_argument("--trials", type=_positive_int, default=DEFAULT_TRIALS, help="candidates to measure")
-    parser.add_argument("--budget", type=_positive_float, default=DEFAULT_BUDGET, help="seconds for the trials")
+    parser.add_argument("--threads", type=positive_int, default=None, help="most threads a threaded model may use")
+    parser.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS, help="candidates to measure")
+    parser.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET, help="seconds for the trials")
     parser.add_argument(
         "--cache",
         type=Path,

@@ -17,6 +17,7 @@ from mpi4py import MPI
 from rich.console import Console
 from rich.table import Table
 
+from hybridfd.cli._common import positive_int
 from hybridfd.mapping.patterns import CommPattern, cannon_pattern, stencil_pattern
 from hybridfd.mapping.strategies import Mapping, compute_mapping, strategy_names
 from hybridfd.mapping.topology import AXES, PRESETS, Topology, resolve
@@ -30,16 +31,6 @@ def _sizes(text: str) -> tuple[int, ...]:
     if not 2 <= len(sizes) <= 3 or any(n < 1 for n in sizes):
         raise argparse.ArgumentTypeError(f"{text!r} must be 2 or 3 positive sizes like 16x16x8 or 32x32")
     return sizes
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be positive")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,11 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--domain", type=_sizes, default=(192, 192, 192), help="stencil domain shape (default 192^3)")
     parser.add_argument("--aperiodic", action="store_true", help="stencil domain without periodic boundaries")
-    parser.add_argument("--radius", type=_positive, default=2, help="stencil radius (default 2: 13 points)")
+    parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (default 2: 13 points)")
     parser.add_argument("--dtype", choices=("float64", "complex128"), default="float64")
-    parser.add_argument("--grids", type=_positive, default=1, help="grids per exchange (batch size)")
+    parser.add_argument("--grids", type=positive_int, default=1, help="grids per exchange (batch size)")
     parser.add_argument(
-        "--message-bytes", type=_positive, default=8 * 2**20, help="Cannon: bytes per block shift (default 8 MiB)"
+        "--message-bytes", type=positive_int, default=8 * 2**20, help="Cannon: bytes per block shift (default 8 MiB)"
     )
     parser.add_argument("--plot", type=Path, help="write a PNG of the first strategy's placement and all hop-bytes")
     parser.add_argument("--ranks", action="store_true", help="also list every position's node and core")

@@ -33,6 +33,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
@@ -407,16 +408,6 @@ def plot(entry: dict, path: Path) -> None:
     plt.close(fig)
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {value}")
-    return value
-
-
 def _size_list(text: str) -> tuple[int, ...]:
     try:
         values = tuple(int(v) for v in text.split(","))
@@ -440,8 +431,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="calibration file (default: $HYBRIDFD_CALIBRATION, else ~/.cache/hybridfd/calibration.json)",
     )
     parser.add_argument("--plot", type=Path, default=None, help="write the bandwidth plot (Fig. 3.1) here")
-    parser.add_argument("--repeats", type=_positive_int, default=5, help="timings per measurement (median)")
-    parser.add_argument("--max-bytes", type=_positive_int, default=SIZES[-1], help="largest ping-pong message")
+    parser.add_argument("--repeats", type=positive_int, default=5, help="timings per measurement (median)")
+    parser.add_argument("--max-bytes", type=positive_int, default=SIZES[-1], help="largest ping-pong message")
     parser.add_argument("--subgrids", type=_size_list, default=SUBGRIDS, help="edge lengths n of n^3 sub-grids")
     return parser
 
