@@ -75,7 +75,7 @@ TSAN_ENV := OMP_TOOL_LIBRARIES=$$(dirname $$(readlink -f $$(command -v clang++))
   OMP_WAIT_POLICY=passive TSAN_OPTIONS="ignore_noninstrumented_modules=1 halt_on_error=1 \
   second_deadlock_stack=1 suppressions=$(CURDIR)/cpp/tests/tsan.supp"
 tsan: setup
-	@command -v clang++ >/dev/null || apt-get install -y -q clang libomp-dev
+	@command -v clang++ >/dev/null || (apt-get update -qq && apt-get install -y -q clang libomp-dev)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/tsan -G Ninja -DHYBRIDFD_PYTHON=OFF \
 	  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHYBRIDFD_NATIVE=OFF \
 	  -DCMAKE_CXX_FLAGS="-fsanitize=thread" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=thread" \
