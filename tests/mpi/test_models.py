@@ -8,6 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
+from _cases import batch_of, prepared
 from mpi4py import MPI
 
 import hybridfd as hf
@@ -36,27 +37,10 @@ CONFIGS = [
 ]
 
 
-def batch_of(shape: tuple[int, ...], dtype: str, seed: int) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    values = rng.standard_normal(shape)
-    return values + 1j * rng.standard_normal(shape) if dtype == "complex128" else values
-
-
 @pytest.fixture(scope="module")
 def cases():
     """Per data case: decomposition, stencil, scattered input, flat-original's output, reference."""
-    comm = MPI.COMM_WORLD
-    result = []
-    for seed, (dtype, periodic, radius, shape) in enumerate(CASES):
-        stencil = hf.Stencil.from_coefficients(np.random.default_rng(seed).uniform(-1, 1, 1 + 6 * radius))
-        dom = hf.Domain(shape, periodic=periodic, dtype=dtype)
-        dec = hf.Decomposition(dom, comm)
-        full = batch_of((GRIDS, *dom.shape), dtype, seed)
-        local = dec.scatter(full if comm.rank == 0 else None)
-        original = hf.Operator(dec, stencil, approach="flat-original").apply(local)
-        reference = hf.reference.apply(stencil, full, periodic=periodic) if comm.rank == 0 else None
-        result.append((dec, stencil, local, original, reference))
-    return result
+    return prepared(CASES, GRIDS)
 
 
 def check(dec, out, original, reference) -> None:
