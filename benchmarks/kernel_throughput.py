@@ -79,10 +79,7 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     points = grids * shape**3
     moved = 2 * points * np.dtype(dtype).itemsize
     median = {name: float(np.median(values)) for name, values in times.items()}
-    lanes = 2 if dtype == "complex128" else 1
-    # Per float64 lane: the centre's multiply, then per pair 2 multiplies + 2 adds, or
-    # 1 multiply + 2 adds in the paired form of a symmetric stencil (the Laplacian).
-    flops = points * lanes * ((9 if stencil.symmetric else 12) * stencil.radius + 1)
+    flops = points * flops_per_point(stencil, dtype)
     return {
         "case": f"{grids} x {shape}^3",
         "dtype": dtype,
@@ -98,6 +95,46 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
         "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
     }
+
+
+SIZE_CURVE = (16, 24, 32, 48, 64, 96, 128, 192)
+
+
+def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
+    """Per float64 lane: the centre's multiply, then per pair 2 multiplies + 2 adds, or
+    1 multiply + 2 adds in the paired form of a symmetric stencil (the Laplacian)."""
+    lanes = 2 if dtype == "complex128" else 1
+    return lanes * ((9 if stencil.symmetric else 12) * stencil.radius + 1)
+
+
+def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
+    """The kernel on one n^3 grid for each n, timed in C++ (fastest of ten windows,
+    ``hybridfd._core.kernel_seconds``): sub-grids of 16^3..48^3 are what a rank holds in a
+    strong-scaling run, and live in cache, where arithmetic, not memory, sets the pace."""
+    stencil = hf.Stencil.laplace(2, 0.2)
+    r = stencil.radius
+    rng = np.random.default_rng(1)
+    rows = []
+    for dtype in ("float64", "complex128"):
+        for n in sizes:
+            padded = rng.standard_normal((n + 2 * r,) * 3)
+            if dtype == "complex128":
+                padded = padded + 1j * rng.standard_normal(padded.shape)
+            padded = np.ascontiguousarray(padded, dtype=dtype)
+            out = np.empty((n, n, n), dtype=dtype)
+            per_apply = hf._core.kernel_seconds(stencil._core, padded, out, seconds)
+            np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
+            rows.append(
+                {
+                    "n": n,
+                    "dtype": dtype,
+                    "seconds": per_apply,
+                    "mpoints_per_s": n**3 / per_apply / 1e6,
+                    "gflops": n**3 * flops_per_point(stencil, dtype) / per_apply / 1e9,
+                    "bytes_in_caches": padded.nbytes + out.nbytes,
+                }
+            )
+    return rows
 
 
 def plot(rows: list[dict], path: Path) -> None:
@@ -134,6 +171,32 @@ def plot(rows: list[dict], path: Path) -> None:
     fig.savefig(path, dpi=120)
 
 
+def plot_size_curve(curve: list[dict], multiply_add_peak: float, fma_peak: float, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for dtype in ("float64", "complex128"):
+        rows = [row for row in curve if row["dtype"] == dtype]
+        ax.plot([row["n"] for row in rows], [row["gflops"] for row in rows], "o-", label=f"kernel, {dtype}")
+    ax.axhline(fma_peak, color="grey", ls="--", lw=0.8, label=f"FMA peak {fma_peak:.1f}")
+    ax.axhline(multiply_add_peak, color="grey", ls=":", lw=0.8, label=f"multiply+add peak {multiply_add_peak:.1f}")
+    ax.axhline(fma_peak / 2, color="red", ls="-.", lw=0.8, label="50 % of FMA peak")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks([row["n"] for row in curve if row["dtype"] == "float64"])
+    ax.set_xticklabels([str(row["n"]) for row in curve if row["dtype"] == "float64"])
+    ax.set_xlabel("grid edge n (one n^3 grid)")
+    ax.set_ylabel("GFLOP/s (one core)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("13-point stencil: arithmetic rate by grid size")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=120)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
@@ -146,6 +209,7 @@ def main() -> int:
         for shape, grids in cases
         for dtype in ("float64", "complex128")
     ]
+    curve = size_curve(SIZE_CURVE, 0.05 if args.quick else 0.3)
     peaks.append(hf._core.measure_arithmetic_peak(0.3))
     multiply_add_peak = float(np.median([p[0] for p in peaks]))
     fma_peak = float(np.median([p[1] for p in peaks]))
@@ -170,11 +234,21 @@ def main() -> int:
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
             f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | {row['two_threads_speedup']:.2f}x |"
         )
+    print("\nSize curve: one n^3 grid, timed in C++ (fastest of ten windows)\n")
+    print("| n | dtype | padded input + output | Mpoints/s | GFLOP/s | % of FMA peak | % of mul+add peak |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
+    for row in curve:
+        print(
+            f"| {row['n']} | {row['dtype']} | {row['bytes_in_caches'] / 2**10:.0f} KiB | {row['mpoints_per_s']:.0f} | "
+            f"{row['gflops']:.1f} | {100 * row['gflops'] / fma_peak:.0f} % | "
+            f"{100 * row['gflops'] / multiply_add_peak:.0f} % |"
+        )
     results = ROOT / "results"
     results.mkdir(exist_ok=True)
-    (results / "kernel_throughput.json").write_text(json.dumps(rows, indent=2))
+    (results / "kernel_throughput.json").write_text(json.dumps({"cases": rows, "size_curve": curve}, indent=2))
     if not args.quick:
         plot(rows, ROOT / "docs" / "img" / "kernel_throughput.png")
+        plot_size_curve(curve, multiply_add_peak, fma_peak, ROOT / "docs" / "img" / "kernel_size_curve.png")
     return 0
 
 

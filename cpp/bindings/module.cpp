@@ -169,6 +169,16 @@ NB_MODULE(_core, m) {
         hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view, box_region, threads);
       },
       "stencil"_a, "padded"_a, "output"_a, "output_writable"_a, "region"_a = nb::none(), "threads"_a = 1);
+  m.def(
+      "kernel_seconds",
+      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, double seconds) {
+        std::array<std::string, 2> names;
+        const auto [padded_view, out_view] = views(padded, out, true, names);
+        nb::gil_scoped_release release;
+        return hybridfd::kernel_seconds(stencil, padded_view, out_view, seconds);
+      },
+      "stencil"_a, "padded"_a, "output"_a, "seconds"_a = 0.2,
+      "Fastest seconds per kernel application to a whole padded grid, timed in C++ (for benchmarks).");
 
   nb::class_<hybridfd::Decomposition>(m, "Decomposition")
       .def(

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <utility>
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -97,31 +98,168 @@ struct RowCoefficients {
   explicit RowCoefficients(const Stencil& stencil) : one(stencil), four(stencil) {}
 };
 
+// The z-neighbours of a vector of four lanes are the four lanes at offsets -reach..reach
+// (reach = r x lanes per point) from it. Loading each of them costs 2r + 1 loads per
+// vector, most of them unaligned and many split across cache lines; instead a few
+// "anchor" windows are loaded, at offsets -reach, ..., -8, -4, 0, 4, 8, ..., reach, and
+// every other window is one shuffle of the two anchors around it. The anchors at
+// +-reach are the outermost points the stencil reads, so no load leaves the points the
+// stencil needs (another thread may be writing the halo beyond them).
+template <int Reach>
+struct ZAnchors {
+  static constexpr int inner = (Reach - 1) / vector_lanes;  // multiples of four strictly inside (0, reach)
+  static constexpr int count = 2 * inner + 3;
+  static constexpr int centre = inner + 1;
+  static constexpr int offset(int index) {
+    if (index == 0) return -Reach;
+    if (index == count - 1) return Reach;
+    return (index - centre) * vector_lanes;
+  }
+  // The last anchor at or before `window_offset`.
+  static constexpr int below(int window_offset) {
+    int index = 0;
+    while (index + 1 < count && offset(index + 1) <= window_offset) ++index;
+    return index;
+  }
+};
+
+// The four lanes at `Offset` from the vector, from the anchors.
+template <int Reach, int Offset>
+[[gnu::always_inline]] inline Vector z_window(const Vector (&anchors)[ZAnchors<Reach>::count]) {
+  using Anchors = ZAnchors<Reach>;
+  constexpr int low = Anchors::below(Offset);
+  constexpr int shift = Offset - Anchors::offset(low);
+  if constexpr (shift == 0) {
+    return anchors[low];
+  } else {
+    // Lane i is lane shift + i of the low anchor, or, past its end, of the high one.
+    constexpr int gap = Anchors::offset(low + 1) - Anchors::offset(low);
+    constexpr auto lane = [](int i) { return shift + i < vector_lanes ? shift + i : shift + i - gap + vector_lanes; };
+    return __builtin_shufflevector(anchors[low], anchors[low + 1], lane(0), lane(1), lane(2), lane(3));
+  }
+}
+
+template <int Radius, int Lanes>
+using AnchorsOf = ZAnchors<Radius * Lanes>;
+
+template <int Radius, int Lanes>
+[[gnu::always_inline]] inline void load_anchors(const double* in, Vector (&anchors)[AnchorsOf<Radius, Lanes>::count]) {
+  for (int index = 0; index < AnchorsOf<Radius, Lanes>::count; ++index)
+    anchors[index] = load(in + AnchorsOf<Radius, Lanes>::offset(index));
+}
+
+// Adds the z pairs d = 1..r (Distance = d - 1) to `sum`, in the documented order.
+template <int Radius, int Lanes, bool Symmetric, int... Distance>
+[[gnu::always_inline]] inline Vector add_z_pairs(const Coefficients<Radius, Vector>& c, Vector sum,
+                                                 const Vector (&anchors)[AnchorsOf<Radius, Lanes>::count],
+                                                 std::integer_sequence<int, Distance...>) {
+  constexpr int reach = Radius * Lanes;
+  ((sum = add_pair<Symmetric, Vector>(sum, c.minus[2][Distance], c.plus[2][Distance],
+                                      z_window<reach, -(Distance + 1) * Lanes>(anchors),
+                                      z_window<reach, (Distance + 1) * Lanes>(anchors))),
+   ...);
+  return sum;
+}
+
+template <int Radius, bool Symmetric>
+[[gnu::always_inline]] inline Vector add_y_pairs(const Coefficients<Radius, Vector>& c, Vector sum, const double* in,
+                                                 std::int64_t stride_y) {
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load(in - d * stride_y),
+                                      load(in + d * stride_y));
+  return sum;
+}
+
+// (The helpers of the row loop are forced inline: GCC's heuristics leave the
+// two-plane one out of line, and a call per vector costs a third of its time.)
+
+// Four lanes of the point at `in` and four of the point one x-plane further, in the
+// documented order each. The planes share their x-neighbours: of the 2r + 2 x-loads,
+// the two centres come from the anchors and the other 2r serve both vectors.
+template <int Radius, int Lanes, bool Symmetric>
+[[gnu::always_inline]] inline void two_plane_values(const Coefficients<Radius, Vector>& c, const double* in,
+                                                    std::int64_t stride_x, std::int64_t stride_y, Vector& first,
+                                                    Vector& second) {
+  using Anchors = AnchorsOf<Radius, Lanes>;
+  Vector anchors_first[Anchors::count], anchors_second[Anchors::count];
+  load_anchors<Radius, Lanes>(in, anchors_first);
+  load_anchors<Radius, Lanes>(in + stride_x, anchors_second);
+  Vector along_x[2 * Radius + 2];  // planes x - r .. x + 1 + r
+#pragma GCC unroll 14
+  for (int plane = 0; plane < 2 * Radius + 2; ++plane)
+    if (plane != Radius && plane != Radius + 1) along_x[plane] = load(in + (plane - Radius) * stride_x);
+  along_x[Radius] = anchors_first[Anchors::centre];
+  along_x[Radius + 1] = anchors_second[Anchors::centre];
+  Vector sum_first = c.centre * along_x[Radius];
+  Vector sum_second = c.centre * along_x[Radius + 1];
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d) {
+    sum_first = add_pair<Symmetric, Vector>(sum_first, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius - d],
+                                            along_x[Radius + d]);
+    sum_second = add_pair<Symmetric, Vector>(sum_second, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + 1 - d],
+                                             along_x[Radius + 1 + d]);
+  }
+  sum_first = add_y_pairs<Radius, Symmetric>(c, sum_first, in, stride_y);
+  sum_second = add_y_pairs<Radius, Symmetric>(c, sum_second, in + stride_x, stride_y);
+  first = add_z_pairs<Radius, Lanes, Symmetric>(c, sum_first, anchors_first, std::make_integer_sequence<int, Radius>{});
+  second =
+      add_z_pairs<Radius, Lanes, Symmetric>(c, sum_second, anchors_second, std::make_integer_sequence<int, Radius>{});
+}
+
+// Four lanes of one plane's point at `in`, in the documented order.
+template <int Radius, int Lanes, bool Symmetric>
+[[gnu::always_inline]] inline Vector one_plane_value(const Coefficients<Radius, Vector>& c, const double* in,
+                                                     std::int64_t stride_x, std::int64_t stride_y) {
+  using Anchors = AnchorsOf<Radius, Lanes>;
+  Vector anchors[Anchors::count];
+  load_anchors<Radius, Lanes>(in, anchors);
+  Vector sum = c.centre * anchors[Anchors::centre];
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[0][d - 1], c.plus[0][d - 1], load(in - d * stride_x),
+                                      load(in + d * stride_x));
+  sum = add_y_pairs<Radius, Symmetric>(c, sum, in, stride_y);
+  return add_z_pairs<Radius, Lanes, Symmetric>(c, sum, anchors, std::make_integer_sequence<int, Radius>{});
+}
+
 // Input bytes a band of rows may occupy (half of a 512 KiB L2, leaving room for the
 // output and the other streams).
 constexpr std::int64_t blocking_budget_bytes = std::int64_t{256} << 10;
 
-// Writes `count` lanes of one row with plain stores: whole vectors, the last one
-// overlapping its predecessor when count is not a multiple of four (it writes the same
-// values again); single lanes only when the row is shorter than a vector.
-template <int Radius, int Lanes, bool Symmetric>
-inline void write_plain(const RowCoefficients<Radius>& c, const double* in, double* target, std::int64_t count,
-                        std::int64_t stride_x, std::int64_t stride_y) {
+// Writes `count` lanes of one row of `Planes` (1 or 2) consecutive x-planes with plain
+// stores: whole vectors, the last one overlapping its predecessor when count is not a
+// multiple of four (it writes the same values again); single lanes only when the row is
+// shorter than a vector.
+template <int Radius, int Lanes, bool Symmetric, int Planes>
+[[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
+                                              const Coefficients<Radius, Vector>& four, const double* in,
+                                              double* target, std::int64_t count, std::int64_t stride_x,
+                                              std::int64_t stride_y, std::int64_t out_stride_x) {
   if (count < vector_lanes) {
-    for (std::int64_t k = 0; k < count; ++k)
-      target[k] = point_value<Radius, Lanes, Symmetric, double>(c.one, in + k, stride_x, stride_y);
+    for (int plane = 0; plane < Planes; ++plane)
+      for (std::int64_t k = 0; k < count; ++k)
+        target[plane * out_stride_x + k] =
+            point_value<Radius, Lanes, Symmetric, double>(one, in + plane * stride_x + k, stride_x, stride_y);
     return;
   }
+  auto write_vector = [&](std::int64_t k) {
+    if constexpr (Planes == 2) {
+      Vector first, second;
+      two_plane_values<Radius, Lanes, Symmetric>(four, in + k, stride_x, stride_y, first, second);
+      std::memcpy(target + k, &first, sizeof first);
+      std::memcpy(target + out_stride_x + k, &second, sizeof second);
+    } else if constexpr (Lanes == 1) {
+      const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, in + k, stride_x, stride_y);
+      std::memcpy(target + k, &value, sizeof value);
+    } else {
+      const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(four, in + k, stride_x, stride_y);
+      std::memcpy(target + k, &value, sizeof value);
+    }
+  };
   std::int64_t k = 0;
-  for (; k + vector_lanes <= count; k += vector_lanes) {
-    const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y);
-    std::memcpy(target + k, &value, sizeof value);
-  }
-  if (k < count) {
-    k = count - vector_lanes;
-    const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(c.four, in + k, stride_x, stride_y);
-    std::memcpy(target + k, &value, sizeof value);
-  }
+  for (; k + vector_lanes <= count; k += vector_lanes) write_vector(k);
+  if (k < count) write_vector(count - vector_lanes);
 }
 
 template <int Radius, int Lanes, bool Symmetric>
@@ -135,21 +273,37 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
   const RowCoefficients<Radius> c(stencil);
 
   const std::int64_t row_lanes = region.extent[2] * Lanes;
-  // Rows are visited in bands of y so that the 2r+1 x-planes' rows of one band stay in
-  // the core's L2 while x sweeps through them: each input row is then fetched from memory
-  // once, not 2r+1 times, also for grids whose planes are too large for L2.
+  // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
+  // two planes at a time) stay in the core's L2 while x sweeps through them: each input
+  // row is then fetched from memory once, not 2r+1 times, also for grids whose planes
+  // are too large for L2.
   const std::int64_t row_bytes = (p[2] * Lanes) * static_cast<std::int64_t>(sizeof(double));
-  const std::int64_t band =
-      std::max<std::int64_t>(1, blocking_budget_bytes / ((2 * Radius + 1) * row_bytes) - 2 * Radius);
+  constexpr int planes_read = Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1;
+  const std::int64_t band = std::max<std::int64_t>(1, blocking_budget_bytes / (planes_read * row_bytes) - 2 * Radius);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
-  for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band)
-    for (std::int64_t x = region.begin[0]; x < region.begin[0] + region.extent[0]; ++x)
+  const std::int64_t x_end = region.begin[0] + region.extent[0];
+  for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
+    auto sweep = [&]<int Planes>(std::int64_t x) {
+      // A copy the compiler can see whole: it then keeps the coefficients in registers
+      // through the rows, instead of reading them from memory at every use (it cannot
+      // prove the stores to `out` leave the shared object alone).
+      const Coefficients<Radius, Vector> four = c.four;
       for (std::int64_t y = y_band; y < std::min(y_band + band, y_end); ++y) {
         const double* in =
             padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
         double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
-        write_plain<Radius, Lanes, Symmetric>(c, in, target, row_lanes, stride_x, stride_y);
+        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, in, target, row_lanes, stride_x, stride_y,
+                                                     out_stride_x);
       }
+    };
+    // float64 only: for complex128 a z-neighbour is a whole 16-byte point away, its
+    // plain loads split cache lines less often, and the anchors' shuffles (across the
+    // vector's 128-bit halves) cost more than they save: 5-15 % slower, measured.
+    std::int64_t x = region.begin[0];
+    if constexpr (Lanes == 1)
+      for (; x + 2 <= x_end; x += 2) sweep.template operator()<2>(x);
+    for (; x < x_end; ++x) sweep.template operator()<1>(x);
+  }
 }
 
 template <int Radius, int Lanes>

@@ -5,6 +5,9 @@
 
 #include <cstdint>
 
+#include "hybridfd/array_ref.hpp"
+#include "hybridfd/stencil.hpp"
+
 namespace hybridfd {
 
 struct ArithmeticPeak {
@@ -12,12 +15,20 @@ struct ArithmeticPeak {
   double fma_gflops;           // fused multiply-adds (2 flops each)
 };
 
-// Runs each loop for about `seconds` on the calling thread.
+// Runs each loop for about `seconds` on the calling thread (the best of ten windows).
+// fma_gflops is 0 in a build without FMA instructions.
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 
 // STREAM's Copy kernel, c[j] = a[j], on `count` float64 values: a plain loop with
 // ordinary stores, as STREAM compiles it (not memcpy, whose large-size paths switch to
 // non-temporal stores at size thresholds of the C library's choosing).
 void stream_copy(const double* source, double* target, std::int64_t count);
+
+// Seconds one application of the kernel to the whole of `padded` takes (see
+// apply_stencil_to_padded), timed in C++ so that grids small enough to live in cache
+// (16^3: a few microseconds) are not drowned by the cost of a call from Python: the
+// fastest of ten windows of about `seconds` / 10 each, each window's time divided by its
+// applications.
+double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds = 0.2);
 
 }  // namespace hybridfd
