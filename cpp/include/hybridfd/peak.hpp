@@ -24,8 +24,8 @@ ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 // non-temporal stores at size thresholds of the C library's choosing).
 void stream_copy(const double* source, double* target, std::int64_t count);
 
-// Seconds one application of the kernel to the whole of `padded` takes (see
-// apply_stencil_to_padded), timed in C++ so that grids small enough to live in cache
+// Seconds one application of the kernel (apply_stencil) to the whole of `padded` takes,
+// after one checked call of apply_stencil_to_padded, timed in C++ so that grids small enough to live in cache
 // (16^3: a few microseconds) are not drowned by the cost of a call from Python: the
 // fastest of ten windows of about `seconds` / 10 each, each window's time divided by its
 // applications.
