@@ -202,13 +202,14 @@ class Trace:
 
 def plot_timeline(ax: Any, lanes: list[dict[str, Any]], title: str = "", legend: bool = True) -> None:  # noqa: ANN401 - matplotlib axes
     """Draw ``lanes`` (as :meth:`Trace.timeline` gives them) on ``ax``: one line per rank
-    and thread, top to bottom, its applies as a grey band and its events coloured by kind."""
+    and thread, top to bottom, its applies as a grey band and its events coloured by kind.
+    A lane's ``label``, if it has one, names its line."""
     from matplotlib.patches import Patch
 
     labels = []
     for row, lane in enumerate(lanes):
         y = len(lanes) - 1 - row
-        labels.append((y, f"rank {lane['rank']} thread {lane['thread']}"))
+        labels.append((y, lane.get("label", f"rank {lane['rank']} thread {lane['thread']}")))
         start, end = np.asarray(lane["start_ms"]), np.asarray(lane["end_ms"])
         kinds = np.asarray(lane["kind"])
         applies = kinds == "apply"
