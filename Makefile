@@ -47,6 +47,10 @@ bench: setup
 	$(PY) benchmarks/latency_hiding.py
 	$(PY) benchmarks/compare_gpaw.py
 	$(PY) benchmarks/mapping_metrics.py
+	$(PY) benchmarks/tracer_overhead.py
+	# The papers' experiments (docs/benchmarks.md), each at its defaults sized for this machine.
+	for experiment in $$($(PY) -c "from hybridfd import experiments; print(*experiments.registry())"); do \
+	  $(VENV)/bin/hybridfd bench $$experiment -o results/bench || exit 1; done
 
 lint: setup
 	$(PY) -m ruff check src tests benchmarks

@@ -40,6 +40,7 @@ TINY = {
         "2",
     ],
     "message-size": ["--max-size", "1k", "--repeats", "2"],
+    "profile": ["--cores", "2", "--threads", "2", "--grids", "3", "--shape", "12", "--applies", "1"],
     "ring": ["--message", "4k", "--max-size", "2k", "--repeats", "1", "--iterations", "2"],
     "scalability": ["--cores", "2", "--grids", "4", "--shape", "12", "--repeats", "1", "--batches", "1", "4"],
     "speedup": ["--cores", "1", "--grids", "4", "--shape", "12", "--repeats", "1"],
@@ -79,6 +80,27 @@ def test_run_a_threaded_approach(tmp_path):
     assert result["rows"][0]["bit_identical_to_reference"]
 
 
+def test_trace_on_two_ranks_writes_a_chrome_trace_a_timeline_and_a_valid_result(tmp_path):
+    done = hybridfd(
+        "trace", "-n", "2", "--approach", "hybrid-master-only", "--threads", "2", "--grids", "5", "--shape", "12",
+        "--applies", "2", "-o", str(tmp_path), "--name", "tiny",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "mpiexec" in done.stdout.splitlines()[0]
+    result = results.load(tmp_path / "tiny.json")
+    assert result["command"] == "trace" and result["config"]["approach"] == "hybrid-master-only"
+    assert [(row["rank"], row["thread"]) for row in result["rows"]] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    for row in result["rows"]:
+        assert row["dropped"] == 0 and row["compute"] > 0 and row["traced_ms"] > 0
+    assert "bit-identical to the reference: yes" in result["notes"]
+    assert result["plot"] == str(tmp_path / "tiny.png") and (tmp_path / "tiny.png").stat().st_size > 0
+    chrome = json.loads((tmp_path / "tiny.trace.json").read_text())
+    complete = [e for e in chrome["traceEvents"] if e["ph"] == "X"]
+    assert {e["pid"] for e in complete} == {0, 1} and {e["tid"] for e in complete} == {0, 1}
+    assert sum(e["name"] == "apply" for e in complete) == 2 * 2  # two applies on each rank
+    assert {"pack", "post", "wait", "unpack", "compute"} <= {e["name"] for e in complete}
+
+
 def test_info_on_two_ranks(tmp_path):
     out = tmp_path / "info.json"
     done = hybridfd("-n", "2", "info", "-o", str(out))
@@ -110,7 +132,11 @@ def test_bad_input_found_under_mpiexec_exits_2_naming_it(tmp_path):
         (["run", "--threads", "0"], "--threads: 0 must be at least 1"),
         (["run", "--master-share", "1.5"], "1.5 must be between 0 and 1"),
         (["run", "--model", "nobody"], "'nobody'"),
-        (["-n", "2", "report", "r.json"], "only run and info take -n"),
+        (["trace", "--applies", "0"], "--applies: 0 must be at least 1"),
+        (["trace", "--events", "lots"], "'lots' is not an integer"),
+        (["trace", "--name", "a/b"], "--name 'a/b'"),
+        (["trace", "--approach", "no-such"], "'no-such'"),
+        (["-n", "2", "report", "r.json"], "only run, trace and info take -n"),
         (["bench"], "no experiment given"),
         (["bench", "no-such"], "'no-such'"),
         (["bench", "ring", "--ranks", "3"], "--ranks 3 is not a multiple of --ranks-per-node 2"),
@@ -120,6 +146,8 @@ def test_bad_input_found_under_mpiexec_exits_2_naming_it(tmp_path):
         (["bench", "cannon", "--max-size", "12"], "--max-size 12"),
         (["bench", "gustafson", "--volume-cores", "6"], "--volume-cores 6"),
         (["bench", "speedup", "--cores", "2", "2"], "--cores 2 2"),
+        (["bench", "profile", "--approaches", "flat-original", "flat-original"], "each approach may appear once"),
+        (["bench", "profile", "--approaches", "sideways"], "'sideways'"),
         (["report", "missing.json"], "cannot read missing.json"),
         (["nonsense"], "'nonsense'"),
     ],
@@ -154,7 +182,9 @@ def test_report_rejects_a_result_that_does_not_match_the_schema(tmp_path, capsys
     assert "bad.json does not match result.schema.json" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("argv", [[], ["run"], ["bench"], ["report"], ["info"], *(["bench", n] for n in TINY)])
+@pytest.mark.parametrize(
+    "argv", [[], ["run"], ["trace"], ["bench"], ["report"], ["info"], *(["bench", n] for n in TINY)]
+)
 def test_help_everywhere(argv, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([*argv, "--help"])

@@ -72,3 +72,10 @@ def test_every_model_bit_identical_from_cpp_alone(cpp_tests: Path, ranks: int) -
     result = launch.run(ranks, [str(cpp_tests / "models_test")], timeout=300)
     assert not result.timed_out, result.output
     assert result.returncode == 0 and "ok (" in result.output, result.output
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_tracer_buffers_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
+    result = launch.run(ranks, [str(cpp_tests / "tracer_test")], timeout=120)
+    assert not result.timed_out, result.output
+    assert result.returncode == 0 and "ok" in result.output, result.output

@@ -83,6 +83,48 @@ std::pair<hybridfd::ArrayRef, hybridfd::ArrayRef> views(const Array& in, const A
 
 nb::tuple box_tuple(const hybridfd::Box& box) { return nb::make_tuple(box.offset, box.extent); }
 
+// A numpy array that owns `values`.
+template <class T>
+nb::ndarray<nb::numpy, T, nb::ndim<1>> numpy_array(std::vector<T>&& values) {
+  auto* owned = new std::vector<T>(std::move(values));
+  nb::capsule owner(owned, [](void* pointer) noexcept { delete static_cast<std::vector<T>*>(pointer); });
+  return nb::ndarray<nb::numpy, T, nb::ndim<1>>(owned->data(), {owned->size()}, owner);
+}
+
+// This rank's trace: per thread, the events' start and end in seconds on rank 0's
+// timeline, kinds and batch numbers as arrays; dropped events per thread; the clock offset.
+nb::dict trace_dict(const hybridfd::Tracer& tracer) {
+  const double shift = static_cast<double>(tracer.clock_sync().shift_ns);
+  nb::list threads;
+  nb::list dropped;
+  for (int thread = 0; thread < tracer.threads(); ++thread) {
+    const auto events = tracer.events(thread);
+    std::vector<double> start(events.size()), end(events.size());
+    std::vector<std::int32_t> kind(events.size()), batch(events.size());
+    for (std::size_t k = 0; k < events.size(); ++k) {
+      start[k] = (static_cast<double>(events[k].start_ns) + shift) * 1e-9;
+      end[k] = (static_cast<double>(events[k].end_ns) + shift) * 1e-9;
+      kind[k] = static_cast<std::int32_t>(events[k].kind);
+      batch[k] = events[k].batch;
+    }
+    nb::dict arrays;
+    arrays["start"] = numpy_array(std::move(start));
+    arrays["end"] = numpy_array(std::move(end));
+    arrays["kind"] = numpy_array(std::move(kind));
+    arrays["batch"] = numpy_array(std::move(batch));
+    threads.append(arrays);
+    dropped.append(tracer.dropped(thread));
+  }
+  nb::dict result;
+  result["on"] = tracer.on();
+  result["events_per_thread"] = tracer.capacity();
+  result["threads"] = threads;
+  result["dropped"] = dropped;
+  result["clock_shift_seconds"] = shift * 1e-9;
+  result["clock_uncertainty_seconds"] = static_cast<double>(tracer.clock_sync().uncertainty_ns) * 1e-9;
+  return result;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -118,6 +160,12 @@ NB_MODULE(_core, m) {
       },
       "seconds"_a = 0.2, nb::call_guard<nb::gil_scoped_release>());
   m.def("schedule_names", &hybridfd::schedule_names);
+  m.def("trace_kind_names", [] {
+    std::vector<std::string> names;
+    for (int kind = 0; kind < hybridfd::trace_kind_count; ++kind)
+      names.emplace_back(hybridfd::trace_kind_name(static_cast<hybridfd::TraceKind>(kind)));
+    return names;
+  });
   m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
@@ -249,6 +297,10 @@ NB_MODULE(_core, m) {
                      return result;
                    })
       .def("reset_phase_times", &hybridfd::Operator::reset_phase_times)
+      .def("start_trace", &hybridfd::Operator::start_trace, "events_per_thread"_a,
+           nb::call_guard<nb::gil_scoped_release>())
+      .def("stop_trace", &hybridfd::Operator::stop_trace)
+      .def("trace", [](const hybridfd::Operator& self) { return trace_dict(self.tracer()); })
       .def_prop_ro("config", [](const hybridfd::Operator& self) {
         const auto& config = self.config();
         nb::dict result;

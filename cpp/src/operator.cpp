@@ -143,8 +143,9 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
   agree_on_problems(dec.communicator(), problem, config_.threads, "threads");
 
   const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
-  model_ = make_model(config_.model, {&dec, plan_.get(), &stencil_, config_.schedule, config_.transport, batches,
-                                      config_.progress, config_.threads, config_.master_share, &phase_times_});
+  model_ =
+      make_model(config_.model, {&dec, plan_.get(), &stencil_, config_.schedule, config_.transport, batches,
+                                 config_.progress, config_.threads, config_.master_share, &phase_times_, &tracer_});
   config_.placement = config_.threads > 1 ? placement_text(ThreadTeam(config_.threads)) : "one thread";
 }
 
@@ -202,9 +203,21 @@ void Operator::apply(const ArrayRef& in, const ArrayRef& out) {
   const auto problem = find_problem([&] { grids = check_arrays(in, out); });
   agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
   const auto start = std::chrono::steady_clock::now();
-  model_->apply(static_cast<const double*>(in.data), static_cast<double*>(const_cast<void*>(out.data)), grids);
+  {
+    const TraceSpan span(&tracer_, 0, TraceKind::apply, -1);
+    model_->apply(static_cast<const double*>(in.data), static_cast<double*>(const_cast<void*>(out.data)), grids);
+  }
   phase_times_.total += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ++phase_times_.applies;
+}
+
+void Operator::start_trace(std::int64_t events_per_thread) {
+  const auto problem = find_problem([&] {
+    if (events_per_thread < 1)
+      throw ValueError(detail::concat("events per thread ", events_per_thread, " must be at least 1"));
+  });
+  agree_on_problems(decomposition_->communicator(), problem, events_per_thread, "events per thread");
+  tracer_.start(decomposition_->communicator(), config_.threads, events_per_thread);
 }
 
 }  // namespace hybridfd

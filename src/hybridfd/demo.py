@@ -20,6 +20,8 @@ from hybridfd.timing import time_apply
 DEFAULT_SHAPE = (64, 64, 64)
 DEFAULT_GRIDS = 8
 REPEATS = 5
+#: Approaches whose float64 apply is traced for the profile panel (GPAW journal Fig. 7.1).
+PROFILED = ("flat-original", "flat-optimized", "hybrid-multiple")
 
 
 def wait_sleeping(comm: MPI.Comm) -> None:
@@ -30,9 +32,21 @@ def wait_sleeping(comm: MPI.Comm) -> None:
         time.sleep(0.001)
 
 
-def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
+def traced_apply(op: hf.Operator, a: np.ndarray, out: np.ndarray) -> list[dict] | None:
+    """One traced apply of ``op``: its timeline lanes (hybridfd.trace) on rank 0 of
+    ``op``'s communicator, None elsewhere."""
+    op.start_trace()
+    op.decomposition.comm.Barrier()
+    op.apply(a, out=out)
+    op.stop_trace()
+    trace = op.trace()
+    return None if trace is None else trace.timeline()
+
+
+def run(shape: tuple[int, int, int], grids: int, repeats: int) -> tuple[list[dict], dict[str, list[dict]]]:
     comm = MPI.COMM_WORLD
     rows = []
+    profiles = {}
     stencil = hf.Stencil.laplace(2, 0.2)
     for dtype in ("float64", "complex128"):
         dom = hf.Domain(shape, periodic=True, dtype=dtype)
@@ -63,6 +77,10 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
             op.apply(a_here, out=out_here)
             result = out_here if hybrid else dec.gather(out_here)
             seconds = time_apply(op, a_here, out_here, repeats)
+            if dtype == "float64" and approach in PROFILED:
+                lanes = traced_apply(op, a_here, out_here)
+                if lanes is not None:
+                    profiles[approach] = lanes
             if hybrid:
                 wait_sleeping(comm)
             if comm.rank == 0:
@@ -86,10 +104,10 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> list[dict]:
     for row in rows:
         original = next(r for r in rows if r["approach"] == "flat-original" and r["dtype"] == row["dtype"])
         row["speedup_vs_flat_original"] = original["ms_per_grid"] / row["ms_per_grid"]
-    return rows
+    return rows, profiles
 
 
-def show(rows: list[dict], plot_path: Path) -> None:
+def show(rows: list[dict], profiles: dict[str, list[dict]], plot_path: Path) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -118,9 +136,11 @@ def show(rows: list[dict], plot_path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from hybridfd.trace import plot_timeline
+
     approaches = list(dict.fromkeys(row["approach"] for row in rows))
     dtypes = ("float64", "complex128")
-    fig, ax = plt.subplots(figsize=(9, 4))
+    fig, (ax, profile_ax) = plt.subplots(1, 2, figsize=(14, 4.5), gridspec_kw={"width_ratios": [3, 2]})
     width = 0.8 / len(dtypes)
     for k, dtype in enumerate(dtypes):
         values = [
@@ -129,13 +149,24 @@ def show(rows: list[dict], plot_path: Path) -> None:
         ax.bar(np.arange(len(approaches)) + k * width, values, width, label=dtype)
     first = {a: next(r for r in rows if r["approach"] == a) for a in approaches}
     labels = [f"{a}\n{first[a]['ranks']} x {first[a]['threads']}" for a in approaches]
-    ax.set_xticks(np.arange(len(approaches)) + width * (len(dtypes) - 1) / 2, labels, fontsize=7)
+    ax.set_xticks(
+        np.arange(len(approaches)) + width * (len(dtypes) - 1) / 2, labels, fontsize=7, rotation=20, ha="right"
+    )
     ax.set_ylabel("ms per grid (median)")
     ax.set_title(
         f"{rows[0]['grids']} grids of {'x'.join(map(str, rows[0]['shape']))}: flat on {rows[0]['ranks']} ranks, "
         f"hybrid on 1 rank x {rows[0]['ranks']} threads"
     )
     ax.legend()
+    # The profile: each traced approach's one float64 apply, its lanes stacked, on one time axis.
+    lanes = [
+        dict(lane, label=f"{approach} r{lane['rank']} t{lane['thread']}")
+        for approach in PROFILED
+        if approach in profiles
+        for lane in profiles[approach]
+    ]
+    plot_timeline(profile_ax, lanes, "profile: one float64 apply each (hybridfd.trace)")
+    profile_ax.tick_params(axis="y", labelsize=6)
     fig.tight_layout()
     plot_path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(plot_path, dpi=120)
@@ -149,12 +180,16 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=REPEATS)
     parser.add_argument("--output", type=Path, default=Path("results"))
     args = parser.parse_args()
-    rows = run(tuple(args.shape), args.grids, args.repeats)
+    rows, profiles = run(tuple(args.shape), args.grids, args.repeats)
     if MPI.COMM_WORLD.rank != 0:
         return 0
-    show(rows, args.output / "demo.png")
+    show(rows, profiles, args.output / "demo.png")
     (args.output / "demo.json").write_text(json.dumps(rows, indent=2, default=str))
     print(f"results: {args.output / 'demo.json'}")
+    print(
+        "scale up: more grids or larger ones with --grids G --shape NX NY NZ, more ranks with "
+        "`python -m hybridfd.launch -n N -- python -m hybridfd.demo`; a whole trace: `hybridfd trace --help`"
+    )
     wrong = [row for row in rows if row["max_relative_error"] > 1e-12]
     if wrong:
         print(f"ERROR: {len(wrong)} configurations disagree with the reference")

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from hybridfd import _core
 from hybridfd._collective import Problem, agree
 from hybridfd.decomposition import Decomposition
 from hybridfd.stencil import Stencil
+
+if TYPE_CHECKING:
+    from hybridfd.trace import Trace
 
 
 class Operator:
@@ -28,6 +33,11 @@ class Operator:
     whether the choice came from the tuner or the cache (``approach_source``) and what
     tuning cost (``tuning``). ``tune_options`` passes keywords to
     :func:`hybridfd.tune.tune` (cache, calibration, trials, budget).
+
+    ``trace=True`` traces the applies from the start (as :meth:`start_trace` would): every
+    thread's pack, post, wait, progress, unpack and compute events with their batch
+    numbers, recorded by the core into buffers allocated here (:mod:`hybridfd.trace`).
+    :meth:`trace` gathers them. Off by default, when a traced step costs one branch.
     """
 
     def __init__(
@@ -47,6 +57,7 @@ class Operator:
         progress: int | None = None,
         grids: int | None = None,
         tune_options: dict | None = None,
+        trace: bool = False,
     ) -> None:
         if not isinstance(decomposition, Decomposition):
             raise TypeError(f"decomposition must be a hybridfd.Decomposition, got {type(decomposition).__name__}")
@@ -55,6 +66,7 @@ class Operator:
         self.decomposition = decomposition
         self.stencil = stencil
         self._tuning = None
+        self._trace_events: int | None = None  # buffer size to trace with, once the core exists
         if approach == "auto":
             self._core = None
             given = {
@@ -68,6 +80,8 @@ class Operator:
                 "progress": progress,
             }
             self._start_auto(given, threads, grids, tune_options)
+            if trace:
+                self.start_trace()
             return
         if grids is not None or tune_options is not None:
             # Through agree, so a rank that alone passed them does not leave the others
@@ -90,6 +104,8 @@ class Operator:
             slope_kind or "",
             progress,
         )
+        if trace:
+            self.start_trace()
 
     # approach="auto": a thin layer over the tuner; the core only ever sees a concrete
     # setting, so it never knows "auto".
@@ -134,6 +150,8 @@ class Operator:
             None,
         )
         self._tuning = decision
+        if self._trace_events is not None:
+            self._core.start_trace(self._trace_events)
 
     @property
     def config(self) -> dict:
@@ -173,6 +191,37 @@ class Operator:
     def reset_phase_times(self) -> None:
         if self._core is not None:
             self._core.reset_phase_times()
+
+    def start_trace(self, events_per_thread: int | None = None) -> None:
+        """Collective, between applies: trace the applies from now on, forgetting earlier
+        events, into buffers of ``events_per_thread`` events per thread (default
+        :data:`hybridfd.trace.DEFAULT_EVENTS_PER_THREAD`); a full buffer counts what it
+        drops. Measures each rank's clock offset to rank 0 (a few ping-pongs)."""
+        from hybridfd.trace import DEFAULT_EVENTS_PER_THREAD
+
+        events = DEFAULT_EVENTS_PER_THREAD if events_per_thread is None else events_per_thread
+        if isinstance(events, bool) or not isinstance(events, int) or events < 1:
+            agree(self.decomposition.comm, Problem(f"events_per_thread {events!r} must be a positive int"))
+        if self._core is not None:  # approach="auto" starts once tuning made the core
+            self._core.start_trace(events)
+        self._trace_events = events
+
+    def stop_trace(self) -> None:
+        """Stop tracing (local); the events stay until the next :meth:`start_trace`."""
+        self._trace_events = None
+        if self._core is not None:
+            self._core.stop_trace()
+
+    @property
+    def tracing(self) -> bool:
+        return self._trace_events is not None
+
+    def trace(self, root: int = 0) -> Trace | None:
+        """Collective: the events traced since :meth:`start_trace`, every rank's, as a
+        :class:`hybridfd.trace.Trace` on rank ``root`` (None on the others)."""
+        from hybridfd.trace import Trace
+
+        return Trace.gather(self, root)
 
     def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.

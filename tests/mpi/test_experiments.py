@@ -47,3 +47,33 @@ def test_ring_nodes_from_shared_memory_and_from_groups(comm):
     assert (node, local, k) == (0, comm.rank, comm.size)
     node, local, k = node_layout(comm, 1)
     assert (node, local, k) == (comm.rank, 0, 1)
+
+
+def test_profile_traces_every_rank_and_writes_chrome_traces(comm, tmp_path):
+    import json
+    from pathlib import Path
+
+    from hybridfd.experiments import profile
+    from hybridfd.experiments._stencil import variant
+
+    directory = comm.bcast(str(tmp_path), root=0)
+    params = {
+        "shape": 12,
+        "dtype": "complex128",
+        "grids": 3,
+        "applies": 2,
+        "chrome_directory": directory,
+        "variants": [variant("flat-original"), variant("flat-optimized")],
+    }
+    numbers = profile.worker(comm, params)
+    if comm.rank != 0:
+        assert numbers is None
+        return
+    for found in numbers["variants"]:
+        assert found["bit_identical_to_flat_original"]
+        assert [(lane["rank"], lane["thread"]) for lane in found["lanes"]] == [(r, 0) for r in range(comm.size)]
+        for lane in found["lanes"]:
+            assert lane["dropped"] == 0 and lane["kind"].count("apply") == (2 if lane["thread"] == 0 else 0)
+            assert 0 < lane["communication"] + lane["computation"] <= 1 + 1e-9
+        chrome = json.loads(Path(found["chrome_trace"]).read_text())
+        assert {e["pid"] for e in chrome["traceEvents"] if e["ph"] == "X"} == set(range(comm.size))

@@ -13,5 +13,6 @@
 #include "hybridfd/schedule.hpp"
 #include "hybridfd/stencil.hpp"
 #include "hybridfd/thread_team.hpp"
+#include "hybridfd/tracer.hpp"
 #include "hybridfd/transport.hpp"
 #include "hybridfd/version.hpp"

@@ -31,6 +31,7 @@ struct ModelContext {
   int threads = 1;
   double master_share = 1.0;          // funneled-overlap: thread 0's share of each grid's compute
   PhaseTimes* phase_times = nullptr;  // where compute steps add their times
+  Tracer* tracer = nullptr;           // one buffer per thread; records when it is on
 
   // Six messages per batch, two batches in flight (double buffering), each message at
   // most the largest face of a full batch.

@@ -15,6 +15,7 @@
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/model.hpp"
 #include "hybridfd/stencil.hpp"
+#include "hybridfd/tracer.hpp"
 
 namespace hybridfd {
 
@@ -73,6 +74,13 @@ class Operator {
   // Where the applies since construction or the last reset spent their time (this rank).
   const PhaseTimes& phase_times() const { return phase_times_; }
   void reset_phase_times() { phase_times_ = {}; }
+  // Collective; called like apply, between applies. Traces the applies from now on into
+  // buffers of `events_per_thread` events for each thread of the model, forgetting
+  // earlier events (Tracer). Throws ValueError on every rank for events_per_thread < 1
+  // or if it differs between ranks.
+  void start_trace(std::int64_t events_per_thread);
+  void stop_trace() { tracer_.stop(); }
+  const Tracer& tracer() const { return tracer_; }
   const Stencil& stencil() const { return stencil_; }
   const Decomposition& decomposition() const { return *decomposition_; }
 
@@ -84,6 +92,7 @@ class Operator {
   Stencil stencil_;
   Config config_;
   std::unique_ptr<HaloPlan> plan_;
+  Tracer tracer_;  // outlives the model, which records into it
   std::unique_ptr<Model> model_;
   PhaseTimes phase_times_;
   bool main_thread_only_ = false;  // MPI_THREAD_FUNNELED: only the main thread may call MPI

@@ -13,6 +13,7 @@
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/stencil.hpp"
 #include "hybridfd/thread_team.hpp"
+#include "hybridfd/tracer.hpp"
 #include "hybridfd/transport.hpp"
 
 namespace hybridfd {
@@ -43,6 +44,9 @@ struct ScheduleContext {
                                       // `progress` grids computed (0: never)
   TeamWork team;                      // the threads that share every grid's compute, if any
   PhaseTimes* phase_times = nullptr;  // where compute steps add their times, if anywhere
+  Tracer* tracer = nullptr;           // where the steps are traced, when it is on
+  int trace_thread = 0;               // the tracer's thread of this schedule's thread 0 (team
+                                      // thread t is trace_thread + t)
 };
 
 class Schedule {

@@ -18,7 +18,9 @@ class Flat final : public Model {
                                                    .rank = context.decomposition->rank(),
                                                    .batches = context.batches,
                                                    .progress = context.progress,
-                                                   .phase_times = context.phase_times})) {}
+                                                   .team = {},
+                                                   .phase_times = context.phase_times,
+                                                   .tracer = context.tracer})) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override { schedule_->apply(in, out, grids); }
 

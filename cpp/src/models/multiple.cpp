@@ -30,7 +30,10 @@ class Multiple final : public Model {
                                            .rank = context.decomposition->rank(),
                                            .batches = context.batches,
                                            .progress = context.progress,
-                                           .phase_times = &thread_times_[static_cast<std::size_t>(thread)]}));
+                                           .team = {},
+                                           .phase_times = &thread_times_[static_cast<std::size_t>(thread)],
+                                           .tracer = context.tracer,
+                                           .trace_thread = thread}));
     }
   }
 

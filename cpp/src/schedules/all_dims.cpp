@@ -12,9 +12,8 @@ class AllDims final : public Schedule {
   explicit AllDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
-    Transport& transport = *buffers_.context().transport;
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
-      transport.finish(transport.start(buffers_.pack(0, in, first, count, detail::all_axes)));
+      buffers_.wait(buffers_.post(0, in, first, count, detail::all_axes));
       buffers_.compute_batch(0, in, out, first, count);
     });
   }

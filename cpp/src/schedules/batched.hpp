@@ -11,6 +11,9 @@
 // the input and the received faces itself, and computes its slab. So threads never wait
 // for one another inside a batch (no barrier per grid); the price is copying 2r planes
 // twice per thread boundary. One thread is one slab: the whole box.
+//
+// The Tracer's events are recorded here too, where the PhaseTimes are: pack, post and wait
+// of each batch, and each thread's unpack and compute of each grid (or window of one).
 #pragma once
 
 #include <algorithm>
@@ -20,6 +23,7 @@
 #include <cstdint>
 #include <span>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
@@ -145,7 +149,8 @@ class BatchBuffers {
         face_slot_(plan_.max_face_lanes() * context.batches.batch),
         whole_box_{Region{{0, 0, 0}, plan_.extent()}},
         send_(static_cast<std::size_t>(message_sets)),
-        receive_(static_cast<std::size_t>(message_sets)) {
+        receive_(static_cast<std::size_t>(message_sets)),
+        set_batch_(static_cast<std::size_t>(message_sets), -1) {
     for (int set = 0; set < message_sets; ++set) {
       send_[set].resize(static_cast<std::size_t>(face_slot_ * 6));
       receive_[set].resize(static_cast<std::size_t>(face_slot_ * 6));
@@ -175,6 +180,7 @@ class BatchBuffers {
       begin = end;
     }
     busy_.resize(slabs_.size());
+    ticket_batch_.fill({-1, -1});
   }
 
   const ScheduleContext& context() const { return context_; }
@@ -186,6 +192,7 @@ class BatchBuffers {
   template <std::size_t Axes>
   std::array<FaceMessage, 2 * Axes> pack(int set, const double* in, std::int64_t first, std::int64_t count,
                                          const std::array<int, Axes>& axes) {
+    const int batch = tracing() ? number_batch(set, first) : -1;
     std::array<FaceMessage, 2 * Axes> messages;
     for (std::size_t next = 0; next < 2 * Axes; ++next) {
       const int index = 2 * axes[next / 2] + static_cast<int>(next % 2);
@@ -196,6 +203,7 @@ class BatchBuffers {
     // Units of work: one face of one grid, numbered face-major.
     const std::int64_t units = static_cast<std::int64_t>(2 * Axes) * count;
     auto copy = [&](int thread) {
+      const TraceSpan span(context_.tracer, context_.trace_thread + thread, TraceKind::pack, batch);
       const int threads = context_.team.parallel_pack ? context_.team.threads() : 1;
       for (std::int64_t unit = units * thread / threads; unit < units * (thread + 1) / threads; ++unit) {
         const std::int64_t next = unit / count, k = unit % count;
@@ -212,6 +220,23 @@ class BatchBuffers {
     return messages;
   }
 
+  // Packs the faces of `axes` of grids first..first+count-1 and starts their messages
+  // (the papers' "post"); returns the transport's ticket.
+  template <std::size_t Axes>
+  int post(int set, const double* in, std::int64_t first, std::int64_t count, const std::array<int, Axes>& axes) {
+    const auto messages = pack(set, in, first, count, axes);
+    const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::post, batch_of_set(set));
+    const int ticket = context_.transport->start(messages);
+    if (tracing()) ticket_batch_[next_ticket_++ % ticket_batch_.size()] = {ticket, batch_of_set(set)};
+    return ticket;
+  }
+
+  // Returns when the messages of `ticket` have arrived and its send buffers are free.
+  void wait(int ticket) {
+    const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::wait, batch_of_ticket(ticket));
+    context_.transport->finish(ticket);
+  }
+
   // For each input grid first..first+count-1, whose faces arrived in message set `set`:
   // the step's fill, unpack and compute, each thread on its slab. `in_flight`, the ticket
   // of a batch whose messages are under way, is tested every `progress` grids by thread 0,
@@ -220,9 +245,14 @@ class BatchBuffers {
                int in_flight = -1) {
     const ScheduleContext& context = context_;
     const auto start = std::chrono::steady_clock::now();
+    const int batch = batch_of_set(set);
     auto work = [&](int thread) {
       const bool master = thread == 0;
-      if (master && context.team.master_waits && in_flight >= 0) context.transport->finish(in_flight);
+      const int trace_thread = context.trace_thread + thread;
+      if (master && context.team.master_waits && in_flight >= 0) {
+        const TraceSpan span(context.tracer, trace_thread, TraceKind::wait, batch_of_ticket(in_flight));
+        context.transport->finish(in_flight);
+      }
       const bool test = master && !context.team.master_waits && in_flight >= 0 && context.progress > 0;
       const auto busy_start = std::chrono::steady_clock::now();
       const auto index = static_cast<std::size_t>(thread);
@@ -231,13 +261,16 @@ class BatchBuffers {
         const double* grid_in = in + (first + k) * plan_.grid_lanes();
         double* grid_out = out + (first + k) * plan_.grid_lanes();
         if (step.hold)
-          run_step(slab, k, step, set, k, grid_in, grid_out);
+          run_step(slab, k, step, set, k, grid_in, grid_out, trace_thread, batch);
         else
           for (std::int64_t begin = slab.begin(); begin < slab.end(); begin += window_planes_) {
             windows_[index].retarget(begin, std::min(begin + window_planes_, slab.end()));
-            run_step(windows_[index], 0, step, set, k, grid_in, grid_out);
+            run_step(windows_[index], 0, step, set, k, grid_in, grid_out, trace_thread, batch);
           }
-        if (test && (k + 1) % context.progress == 0) context.transport->progress(in_flight);
+        if (test && (k + 1) % context.progress == 0) {
+          const TraceSpan span(context.tracer, trace_thread, TraceKind::progress, batch_of_ticket(in_flight));
+          context.transport->progress(in_flight);
+        }
       }
       busy_[index] = seconds_since(busy_start);
     };
@@ -265,16 +298,39 @@ class BatchBuffers {
 
   // One step on one slab or window of grid k of the batch.
   void run_step(Slab& slab, std::int64_t slot, const Step& step, int set, std::int64_t k, const double* grid_in,
-                double* grid_out) {
+                double* grid_out, int trace_thread, int batch) {
     if (slab.empty()) return;
-    if (step.fill) slab.fill(slot, grid_in);
-    for (int axis : step.axes)
-      for (int side = 0; side < 2; ++side) {
-        const int index = 2 * axis + side;
-        const Face& face = plan_.faces()[index];
-        if (face.neighbour != MPI_PROC_NULL) slab.unpack(slot, face, receive(set, index) + k * face.lanes);
-      }
+    if (step.fill || !step.axes.empty()) {
+      const TraceSpan span(context_.tracer, trace_thread, TraceKind::unpack, batch);
+      if (step.fill) slab.fill(slot, grid_in);
+      for (int axis : step.axes)
+        for (int side = 0; side < 2; ++side) {
+          const int index = 2 * axis + side;
+          const Face& face = plan_.faces()[index];
+          if (face.neighbour != MPI_PROC_NULL) slab.unpack(slot, face, receive(set, index) + k * face.lanes);
+        }
+    }
+    const TraceSpan span(context_.tracer, trace_thread, TraceKind::compute, batch);
     for (const Region& region : step.regions) slab.compute(*context_.stencil, slot, region, grid_out);
+  }
+
+  bool tracing() const { return context_.tracer != nullptr && context_.tracer->on(); }
+
+  // Batches are numbered for the tracer as they are packed: an apply packs them in order
+  // from grid 0 (serial-dims packs each batch once per axis), and a batch is known
+  // afterwards by the message set it was packed into and the ticket it was posted with.
+  int number_batch(int set, std::int64_t first) {
+    if (first != packed_first_) packed_batch_ = first == 0 ? 0 : packed_batch_ + 1, packed_first_ = first;
+    return set_batch_[static_cast<std::size_t>(set)] = packed_batch_;
+  }
+  int batch_of_set(int set) const { return tracing() ? set_batch_[static_cast<std::size_t>(set)] : -1; }
+  int batch_of_ticket(int ticket) const {
+    if (!tracing()) return -1;
+    for (std::size_t back = 1; back <= ticket_batch_.size(); ++back) {  // the latest post first
+      const auto& [posted, batch] = ticket_batch_[(next_ticket_ - back) % ticket_batch_.size()];
+      if (posted == ticket) return batch;
+    }
+    return -1;
   }
 
   double* send(int set, int face) { return send_[set].data() + face * face_slot_; }
@@ -290,6 +346,13 @@ class BatchBuffers {
   std::vector<Slab> windows_;  // one per thread: a few of those planes at a time
   std::int64_t window_planes_ = 1;
   std::vector<double> busy_;  // per thread: seconds computing in the current step
+  // For the tracer: the batch number of the last grid packed, and of each message set
+  // and recent ticket.
+  std::int64_t packed_first_ = -1;
+  int packed_batch_ = -1;
+  std::vector<int> set_batch_;
+  std::array<std::pair<int, int>, 4> ticket_batch_{};  // (ticket, batch) of the last posts
+  std::size_t next_ticket_ = 0;
 };
 
 // Calls step(first, count) for each batch of the apply: sizes from the batch shape

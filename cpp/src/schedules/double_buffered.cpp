@@ -13,9 +13,8 @@ class DoubleBuffered final : public Schedule {
   void apply(const double* in, double* out, std::int64_t grids) override {
     if (grids == 0) return;
     const ScheduleContext& context = buffers_.context();
-    Transport& transport = *context.transport;
     auto post = [&](int set, std::int64_t first, std::int64_t count) {
-      return transport.start(buffers_.pack(set, in, first, count, detail::all_axes));
+      return buffers_.post(set, in, first, count, detail::all_axes);
     };
     int index = 0, set = 0;
     std::int64_t first = 0;
@@ -30,7 +29,7 @@ class DoubleBuffered final : public Schedule {
         next_count = std::min<std::int64_t>(context.batches.size(index + 1), grids - next_first);
         next_ticket = post(1 - set, next_first, next_count);
       }
-      transport.finish(ticket);
+      buffers_.wait(ticket);
       buffers_.compute_batch(set, in, out, first, count, next_ticket);
       if (!more) break;
       first = next_first, count = next_count, set = 1 - set, ticket = next_ticket, ++index;

@@ -51,7 +51,6 @@ class Overlap final : public Schedule {
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     const ScheduleContext& context = buffers_.context();
-    Transport& transport = *context.transport;
     const std::span<const Region> interior(&interior_, interior_.points() > 0 ? 1 : 0);
     const detail::BatchBuffers::Step interiors{
         .fill = true, .hold = true, .axes = {local_axes_.data(), local_count_}, .regions = interior};
@@ -62,9 +61,9 @@ class Overlap final : public Schedule {
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
       // Every grid of the batch is held padded until its shell is computed. The local
       // axes' ghosts were delivered within start(): no wait.
-      const int ticket = transport.start(buffers_.pack(0, in, first, count, detail::all_axes));
+      const int ticket = buffers_.post(0, in, first, count, detail::all_axes);
       buffers_.compute(0, in, out, first, count, interiors, ticket);
-      transport.finish(ticket);
+      buffers_.wait(ticket);
       buffers_.compute(0, in, out, first, count, shells);
     });
   }

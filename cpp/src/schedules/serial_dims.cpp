@@ -11,11 +11,10 @@ class SerialDims final : public Schedule {
   explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
-    Transport& transport = *buffers_.context().transport;
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
       for (int axis : detail::all_axes) {
         const std::array<int, 1> one_axis{axis};
-        transport.finish(transport.start(buffers_.pack(0, in, first, count, one_axis)));
+        buffers_.wait(buffers_.post(0, in, first, count, one_axis));
       }
       buffers_.compute_batch(0, in, out, first, count);
     });

@@ -23,6 +23,7 @@ from hybridfd.cli._common import UsageError, positive_int
 #: Subcommand -> module (imported when the parser is built: they are small).
 COMMANDS = {
     "run": "hybridfd.cli.run",
+    "trace": "hybridfd.cli.trace",
     "bench": "hybridfd.cli.bench",
     "report": "hybridfd.cli.report",
     "info": "hybridfd.cli.info",
@@ -63,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
         dest="launch_ranks",
         type=positive_int,
         metavar="N",
-        help="run the command (run, info) on N MPI ranks; the same as the command's own -n",
+        help="run the command (run, trace, info) on N MPI ranks; the same as the command's own -n",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, module_name in COMMANDS.items():
@@ -93,7 +94,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.launch_ranks is not None:
         if not getattr(args, "launchable", False):
             parser.error(
-                f"-n {args.launch_ranks}: only run and info take -n; `hybridfd {args.command}` "
+                f"-n {args.launch_ranks}: only run, trace and info take -n; `hybridfd {args.command}` "
                 "launches its own MPI runs (experiments have --ranks or --cores)"
             )
         if args.ranks is not None and args.ranks != args.launch_ranks:

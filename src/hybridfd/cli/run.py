@@ -35,9 +35,18 @@ TOLERANCE = 1e-12
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    import hybridfd as hf
-
     add_ranks_option(parser)
+    add_problem_arguments(parser)
+    add_operator_arguments(parser)
+    timing = parser.add_argument_group("timing")
+    timing.add_argument("--repeats", type=positive_int, default=5, help="timed applies; the median is reported")
+    timing.add_argument("--seed", type=nonnegative_int, default=2009, help="seed of the random input")
+    add_output_option(parser, "results/run.json")
+
+
+def add_problem_arguments(parser: argparse.ArgumentParser) -> None:
+    """The problem's options (grids, shape, dtype, periodic axes, stencil, process grid);
+    ``hybridfd trace`` shares them."""
     problem = parser.add_argument_group("problem")
     problem.add_argument("--grids", type=positive_int, default=8, metavar="G", help="number of grids (default 8)")
     problem.add_argument(
@@ -65,6 +74,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar=("PX", "PY", "PZ"),
         help="process grid (default: the one with the smallest total surface)",
     )
+
+
+def add_operator_arguments(parser: argparse.ArgumentParser) -> None:
+    """Every option of the Operator; unset ones keep the approach's preset."""
+    import hybridfd as hf
+
     operator = parser.add_argument_group("operator (unset options keep the approach's preset)")
     operator.add_argument("--approach", choices=hf.approach_names(), default="flat-original")
     operator.add_argument("--model", choices=hf.model_names(), help="who does what inside a rank")
@@ -80,10 +95,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     operator.add_argument("--slope", type=nonnegative_int, help="number of smaller batches first (n)")
     operator.add_argument("--slope-kind", choices=("geometric", "linear"))
     operator.add_argument("--progress", type=nonnegative_int, help="test messages in flight every k grids computed")
-    timing = parser.add_argument_group("timing")
-    timing.add_argument("--repeats", type=positive_int, default=5, help="timed applies; the median is reported")
-    timing.add_argument("--seed", type=nonnegative_int, default=2009, help="seed of the random input")
-    add_output_option(parser, "results/run.json")
 
 
 def _shape(values: list[int]) -> tuple[int, int, int]:
@@ -94,19 +105,11 @@ def _shape(values: list[int]) -> tuple[int, int, int]:
     raise UsageError(f"--shape takes 1 or 3 values, got {len(values)}: {' '.join(map(str, values))}")
 
 
-def main(args: argparse.Namespace) -> int:
-    shape = _shape(args.shape)
-    launched = relaunch(args)
-    if launched is not None:
-        return launched
-
-    from mpi4py import MPI
-
+def build(args: argparse.Namespace, shape: tuple[int, int, int], comm: object) -> tuple:
+    """(domain, decomposition, stencil, operator) from the problem and operator options;
+    bad values raise UsageError, alike on every rank, before any message."""
     import hybridfd as hf
-    from hybridfd import display, results
-    from hybridfd.timing import apply_samples
 
-    comm = MPI.COMM_WORLD
     try:
         domain = hf.Domain(shape, periodic=args.periodic, dtype=args.dtype)
         decomposition = hf.Decomposition(domain, comm, grid=args.grid)
@@ -127,14 +130,35 @@ def main(args: argparse.Namespace) -> int:
         )
     except (ValueError, TypeError) as error:  # raised alike on every rank, before any message
         raise UsageError(str(error)) from None
+    return domain, decomposition, stencil, op
 
+
+def random_input(args: argparse.Namespace, shape: tuple[int, int, int], decomposition: object) -> tuple:
+    """The seeded random batch (whole, on rank 0; None elsewhere) and this rank's part of it."""
     batch = None
-    if comm.rank == 0:
+    if decomposition.comm.rank == 0:
         rng = np.random.default_rng(args.seed)
         batch = rng.standard_normal((args.grids, *shape))
         if args.dtype == "complex128":
             batch = batch + 1j * rng.standard_normal(batch.shape)
-    a = decomposition.scatter(batch)
+    return batch, decomposition.scatter(batch)
+
+
+def main(args: argparse.Namespace) -> int:
+    shape = _shape(args.shape)
+    launched = relaunch(args)
+    if launched is not None:
+        return launched
+
+    from mpi4py import MPI
+
+    import hybridfd as hf
+    from hybridfd import display, results
+    from hybridfd.timing import apply_samples
+
+    comm = MPI.COMM_WORLD
+    domain, decomposition, stencil, op = build(args, shape, comm)
+    batch, a = random_input(args, shape, decomposition)
     out = np.empty_like(a)
     op.apply(a, out=out)  # warm-up, and the result checked below
     gathered = decomposition.gather(out)
