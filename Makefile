@@ -16,7 +16,7 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers tsan
+.PHONY: setup demo test bench lint clean vectorisation-report peers tsan test-gpaw bench-gpaw
 
 setup: $(VENV)/.installed
 
@@ -102,6 +102,28 @@ peers: .peers/gpaw/bin/gpaw
 	$(PYTHON) -m venv .peers/gpaw
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet mpi4py mpich
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet gpaw
+
+# The GPAW drop-in (hybridfd.gpaw, docs/gpaw.md) inside GPAW's environment: hybridfd built
+# against that environment's MPI (its own build directory, so .venv's build is untouched).
+GPAW_PEER := .peers/gpaw
+GPAW_RUN := PATH="$(CURDIR)/$(GPAW_PEER)/bin:$$PATH" GPAW_MPI_BACKEND=mpi4py OMP_NUM_THREADS=1
+$(GPAW_PEER)/.hybridfd-installed: $(GPAW_PEER)/bin/gpaw $(SOURCES)
+	$(GPAW_RUN) $(GPAW_PEER)/bin/python -m pip install --quiet $(BUILD_DEPS) pytest hypothesis
+	$(GPAW_RUN) $(GPAW_PEER)/bin/python -m pip install --quiet --no-build-isolation -C build-dir=build/gpaw-peer .
+	touch $@
+
+# GPAW's operators vs hybridfd.gpaw's on the same arrays (tests/gpaw), under mpiexec on 1,
+# 2 and 4 ranks. Not part of `make test`: GPAW takes minutes to build and needs apt.
+test-gpaw: $(GPAW_PEER)/.hybridfd-installed
+	for n in 1 2 4; do \
+	  $(GPAW_RUN) HYBRIDFD_GPAW_SUITE=1 $(GPAW_PEER)/bin/python -m hybridfd.launch -n $$n --timeout 900 -- \
+	    $(CURDIR)/$(GPAW_PEER)/bin/python -m pytest -q -p no:cacheprovider tests/gpaw || exit 1; \
+	done
+
+# GPAW's Laplace vs the drop-in, side by side, and one real GPAW calculation before and
+# after (docs/benchmarks.md).
+bench-gpaw: $(GPAW_PEER)/.hybridfd-installed
+	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_dropin.py
 
 clean:
 	rm -rf build $(VENV)

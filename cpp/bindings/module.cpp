@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/complex.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -238,7 +239,17 @@ NB_MODULE(_core, m) {
             new (self) hybridfd::Decomposition(comm.handle, domain, grid);
           },
           "comm"_a, "shape"_a, "periodic"_a, "dtype"_a, "grid"_a = nb::none())
+      .def(
+          "__init__",
+          [](hybridfd::Decomposition* self, Comm comm, const hybridfd::Index3& shape,
+             const std::array<bool, 3>& periodic, const std::string& dtype,
+             const std::array<std::vector<std::int64_t>, 3>& splits, const std::vector<std::array<int, 3>>& positions) {
+            const hybridfd::Domain domain{shape, periodic, hybridfd::scalar_type_from_name(dtype)};
+            new (self) hybridfd::Decomposition(comm.handle, domain, hybridfd::Layout{splits, positions});
+          },
+          "comm"_a, "shape"_a, "periodic"_a, "dtype"_a, "splits"_a, "positions"_a)
       .def_prop_ro("grid", &hybridfd::Decomposition::grid)
+      .def_prop_ro("splits", &hybridfd::Decomposition::splits)
       .def_prop_ro("rank", &hybridfd::Decomposition::rank)
       .def_prop_ro("size", &hybridfd::Decomposition::size)
       .def_prop_ro("communicator", [](const hybridfd::Decomposition& self) { return Comm{self.communicator()}; })
@@ -265,13 +276,14 @@ NB_MODULE(_core, m) {
           nb::call_guard<nb::gil_scoped_release>())
       .def(
           "apply",
-          [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
+          [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable,
+             const std::optional<hybridfd::BlochPhases>& phases) {
             std::array<std::string, 2> names;
             const auto [in_view, out_view] = views(in, out, out_writable, names);
             nb::gil_scoped_release release;
-            self.apply(in_view, out_view);
+            self.apply(in_view, out_view, phases ? &*phases : nullptr);
           },
-          "input"_a, "output"_a, "output_writable"_a)
+          "input"_a, "output"_a, "output_writable"_a, "phases"_a = nb::none())
       .def(
           "apply_counting_allocations",
           [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {

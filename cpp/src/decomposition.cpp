@@ -1,6 +1,7 @@
 #include "hybridfd/decomposition.hpp"
 
 #include <limits>
+#include <string>
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -64,9 +65,107 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, std::optional<
                                         " into more parts than it has points"));
   });
   agree_on_problems(comm, problem);
+  for (int axis = 0; axis < 3; ++axis) {
+    splits_[axis].resize(static_cast<std::size_t>(grid_[axis]) + 1);
+    for (int part = 0; part <= grid_[axis]; ++part)
+      splits_[axis][part] =
+          part < grid_[axis] ? split_axis(domain.shape[axis], grid_[axis], part).offset : domain.shape[axis];
+  }
+  connect(comm);
+}
 
+namespace {
+
+std::string splits_text(const std::vector<std::int64_t>& splits) {
+  std::string text = "(";
+  for (std::size_t i = 0; i < splits.size(); ++i) text += (i ? ", " : "") + std::to_string(splits[i]);
+  return text + (splits.size() == 1 ? ",)" : ")");
+}
+
+// Row-major index of a process-grid position.
+std::int64_t row_major(const std::array<int, 3>& position, const ProcessGrid& grid) {
+  return (std::int64_t{position[0]} * grid[1] + position[1]) * grid[2] + position[2];
+}
+
+// A number that differs between ranks whose layouts differ (FNV-1a over every value),
+// kept non-negative for agree_on_problems.
+std::int64_t fingerprint(const Layout& layout) {
+  std::uint64_t hash = 14695981039346656037ull;
+  const auto mix = [&](std::int64_t value) { hash = (hash ^ static_cast<std::uint64_t>(value)) * 1099511628211ull; };
+  for (const auto& splits : layout.splits) {
+    mix(-1);
+    for (const std::int64_t split : splits) mix(split);
+  }
+  for (const auto& position : layout.positions)
+    for (const int coordinate : position) mix(coordinate);
+  return static_cast<std::int64_t>(hash >> 1);
+}
+
+}  // namespace
+
+Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, const Layout& layout) : domain_(domain) {
+  MPI_Comm_size(comm, &size_);
+  int comm_rank = 0;
+  MPI_Comm_rank(comm, &comm_rank);
+  std::int64_t position_index = comm_rank;
+  bool row_major_ranks = true;  // the same on every rank once the layouts agree
+  const auto problem = find_problem([&] {
+    domain.validate();
+    for (int axis = 0; axis < 3; ++axis) {
+      const auto& splits = layout.splits[axis];
+      if (splits.size() < 2 || splits.front() != 0 || splits.back() != domain.shape[axis])
+        throw ValueError(detail::concat("layout splits ", splits_text(splits), " of axis ", axis,
+                                        " must run from 0 to the domain's extent ", domain.shape[axis],
+                                        " on that axis (domain shape ", detail::tuple_text(domain.shape), ")"));
+      for (std::size_t part = 0; part + 1 < splits.size(); ++part)
+        if (splits[part + 1] <= splits[part])
+          throw ValueError(detail::concat("layout splits ", splits_text(splits), " of axis ", axis,
+                                          " must increase strictly (box ", part, " would hold ",
+                                          splits[part + 1] - splits[part], " points)"));
+      if (splits.size() - 1 > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+        throw ValueError(detail::concat("layout splits of axis ", axis, " cut it into too many parts"));
+      grid_[axis] = static_cast<int>(splits.size() - 1);
+    }
+    const std::int64_t processes = std::int64_t{grid_[0]} * grid_[1] * grid_[2];
+    if (processes != size_)
+      throw ValueError(detail::concat("layout process grid ", detail::tuple_text(grid_), " has ", processes,
+                                      " processes but the communicator has ", size_, " ranks"));
+    if (layout.positions.empty()) return;
+    if (layout.positions.size() != static_cast<std::size_t>(size_))
+      throw ValueError(detail::concat("layout positions has ", layout.positions.size(),
+                                      " entries but the communicator has ", size_, " ranks (one position per rank)"));
+    std::vector<int> holder(static_cast<std::size_t>(size_), -1);
+    for (int rank = 0; rank < size_; ++rank) {
+      const auto& position = layout.positions[rank];
+      for (int axis = 0; axis < 3; ++axis)
+        if (position[axis] < 0 || position[axis] >= grid_[axis])
+          throw ValueError(detail::concat("layout position ", detail::tuple_text(position), " of rank ", rank,
+                                          " lies outside the process grid ", detail::tuple_text(grid_)));
+      const auto index = static_cast<std::size_t>(row_major(position, grid_));
+      if (holder[index] >= 0)
+        throw ValueError(detail::concat("layout position ", detail::tuple_text(position), " is given to both rank ",
+                                        holder[index], " and rank ", rank));
+      holder[index] = rank;
+      row_major_ranks = row_major_ranks && static_cast<int>(index) == rank;
+    }
+    position_index = row_major(layout.positions[comm_rank], grid_);
+  });
+  agree_on_problems(comm, problem, fingerprint(layout), "layout fingerprint");
+  splits_ = layout.splits;
+  if (row_major_ranks) {
+    connect(comm);
+    return;
+  }
+  // MPI_Cart_create numbers ranks row-major, so the ranks are first put in that order.
+  MPI_Comm ordered = MPI_COMM_NULL;
+  MPI_Comm_split(comm, 0, static_cast<int>(position_index), &ordered);
+  connect(ordered);
+  MPI_Comm_free(&ordered);
+}
+
+void Decomposition::connect(MPI_Comm comm) {
   int dims[3] = {grid_[0], grid_[1], grid_[2]};
-  int periods[3] = {domain.periodic[0], domain.periodic[1], domain.periodic[2]};
+  int periods[3] = {domain_.periodic[0], domain_.periodic[1], domain_.periodic[2]};
   // reorder = 0: MPICH and Open MPI ignore it anyway; mapping reorders ranks itself.
   MPI_Cart_create(comm, 3, dims, periods, 0, &cart_);
   MPI_Comm_rank(cart_, &rank_);
@@ -92,9 +191,9 @@ Box Decomposition::box(int rank) const {
   const auto c = coords(rank);
   Box result;
   for (int axis = 0; axis < 3; ++axis) {
-    const auto part = split_axis(domain_.shape[axis], grid_[axis], c[axis]);
-    result.offset[axis] = part.offset;
-    result.extent[axis] = part.extent;
+    const auto& splits = splits_[axis];
+    result.offset[axis] = splits[c[axis]];
+    result.extent[axis] = splits[c[axis] + 1] - splits[c[axis]];
   }
   return result;
 }

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "hybridfd/errors.hpp"
+
 namespace hybridfd {
 
 namespace {
@@ -12,18 +14,30 @@ std::array<std::array<int, 2>, 3> neighbours_of(const Decomposition& decompositi
   return {decomposition.neighbours(0), decomposition.neighbours(1), decomposition.neighbours(2)};
 }
 
+// A face's ghosts cross the periodic boundary where the box touches the domain's edge.
+std::array<std::array<bool, 2>, 3> across_boundary_of(const Decomposition& decomposition) {
+  const auto coords = decomposition.coords(decomposition.rank());
+  std::array<std::array<bool, 2>, 3> result{};
+  for (int axis = 0; axis < 3; ++axis) {
+    const bool periodic = decomposition.domain().periodic[axis];
+    result[axis] = {periodic && coords[axis] == 0, periodic && coords[axis] == decomposition.grid()[axis] - 1};
+  }
+  return result;
+}
+
 }  // namespace
 
 HaloPlan::HaloPlan(const Decomposition& decomposition, int radius)
     : HaloPlan(decomposition.local_box().extent, radius, hybridfd::lanes_per_point(decomposition.domain().dtype),
-               neighbours_of(decomposition)) {}
+               neighbours_of(decomposition), across_boundary_of(decomposition)) {}
 
 HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point)
     : HaloPlan(extent, radius, lanes_per_point,
                {{{MPI_PROC_NULL, MPI_PROC_NULL}, {MPI_PROC_NULL, MPI_PROC_NULL}, {MPI_PROC_NULL, MPI_PROC_NULL}}}) {}
 
 HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point,
-                   const std::array<std::array<int, 2>, 3>& neighbours)
+                   const std::array<std::array<int, 2>, 3>& neighbours,
+                   const std::array<std::array<bool, 2>, 3>& across_boundary)
     : radius_(radius), lanes_per_point_(lanes_per_point), extent_(extent) {
   for (int axis = 0; axis < 3; ++axis) padded_[axis] = extent_[axis] + 2 * radius;
   for (int axis = 0; axis < 3; ++axis) {
@@ -32,6 +46,7 @@ HaloPlan::HaloPlan(const Index3& extent, int radius, int lanes_per_point,
       face.axis = axis;
       face.side = side;
       face.neighbour = neighbours[axis][side];
+      face.across_boundary = across_boundary[axis][side] && face.neighbour != MPI_PROC_NULL;
       for (int other = 0; other < 3; ++other) {
         face.send.begin[other] = face.ghost.begin[other] = radius;
         face.send.extent[other] = face.ghost.extent[other] = extent_[other];
@@ -99,7 +114,32 @@ void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const 
 }
 
 void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) const {
-  copy_in(face.ghost, buffer, padded);
+  copy_face_in(face, face.ghost, buffer, padded);
+}
+
+void HaloPlan::copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const {
+  if (!face.phased) return copy_in(region, buffer, padded);
+  // (p_re + i p_im)(a_re + i a_im), each product and sum rounded on its own (no FMA:
+  // -ffp-contract=off), the order of C's and numpy's complex multiply.
+  const double p_re = face.phase.real(), p_im = face.phase.imag();
+  const std::int64_t stride_y = padded_[2] * 2, stride_x = padded_[1] * stride_y;
+  for (std::int64_t x = 0; x < region.extent[0]; ++x)
+    for (std::int64_t y = 0; y < region.extent[1]; ++y) {
+      double* row = padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * 2;
+      for (std::int64_t z = 0; z < region.extent[2]; ++z, buffer += 2) {
+        row[2 * z] = p_re * buffer[0] - p_im * buffer[1];
+        row[2 * z + 1] = p_re * buffer[1] + p_im * buffer[0];
+      }
+    }
+}
+
+void HaloPlan::set_phases(const BlochPhases* phases) {
+  if (phases && lanes_per_point_ != 2)
+    throw TypeError("Bloch phases need complex128 grids; a phase factor cannot multiply float64 ghosts");
+  for (Face& face : faces_) {
+    face.phase = phases && face.across_boundary ? (*phases)[face.axis][face.side] : std::complex<double>{1.0, 0.0};
+    face.phased = face.phase != std::complex<double>{1.0, 0.0};
+  }
 }
 
 void HaloPlan::copy_in(const Region& region, const double* buffer, double* padded) const {

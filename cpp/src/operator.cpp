@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <climits>
+#include <cmath>
+#include <complex>
 #include <cstdint>
 
 #include "format.hpp"
@@ -189,7 +191,23 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
   return grids;
 }
 
-void Operator::apply(const ArrayRef& in, const ArrayRef& out) {
+void Operator::check_phases(const BlochPhases& phases) const {
+  const Domain& domain = decomposition_->domain();
+  if (domain.dtype != ScalarType::complex128)
+    throw TypeError(detail::concat("Bloch phases need a complex128 domain; this domain is ",
+                                   scalar_type_name(domain.dtype), " (apply without phases)"));
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const std::complex<double> phase = phases[axis][side];
+      if (!std::isfinite(phase.real()) || !std::isfinite(phase.imag()))
+        throw ValueError(detail::concat("phase ", phase, " of axis ", axis, " side ", side, " is not finite"));
+      if (!domain.periodic[axis] && phase != std::complex<double>{1.0, 0.0})
+        throw ValueError(detail::concat("phase ", phase, " of axis ", axis, " side ", side,
+                                        " must be 1: the axis is not periodic, no ghost crosses its boundary"));
+    }
+}
+
+void Operator::apply(const ArrayRef& in, const ArrayRef& out, const BlochPhases* phases) {
   // Checked before any MPI call, as under MPI_THREAD_FUNNELED another thread may not even
   // agree on problems with the other ranks: each rank raises on its own.
   if (main_thread_only_) {
@@ -200,8 +218,12 @@ void Operator::apply(const ArrayRef& in, const ArrayRef& out) {
                                       " must be applied by the thread that initialised MPI"));
   }
   std::int64_t grids = 0;
-  const auto problem = find_problem([&] { grids = check_arrays(in, out); });
+  const auto problem = find_problem([&] {
+    grids = check_arrays(in, out);
+    if (phases) check_phases(*phases);
+  });
   agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
+  plan_->set_phases(phases);
   const auto start = std::chrono::steady_clock::now();
   {
     const TraceSpan span(&tracer_, 0, TraceKind::apply, -1);

@@ -7,7 +7,7 @@ switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C 
 
 from hybridfd import reference
 from hybridfd._core import approach_names, model_names, mpi_library_version, schedule_names, transport_names
-from hybridfd.decomposition import Box, Decomposition
+from hybridfd.decomposition import Box, Decomposition, Layout
 from hybridfd.domain import Domain
 from hybridfd.groups import RankGroups
 from hybridfd.operator import Operator
@@ -17,6 +17,7 @@ __all__ = [
     "Box",
     "Decomposition",
     "Domain",
+    "Layout",
     "Operator",
     "RankGroups",
     "Stencil",

@@ -2,7 +2,9 @@
 
 GPAW journal, Sect. 4: every rank owns the same sub-box of every grid. The automatic
 process grid minimises the total surface of the sub-boxes; uneven splits give boxes
-that differ by at most one point per axis (the larger ones first).
+that differ by at most one point per axis (the larger ones first). An explicit
+:class:`Layout` reproduces a decomposition made elsewhere (GPAW's, for one): any cut
+points per axis and any assignment of ranks to boxes.
 """
 
 from __future__ import annotations
@@ -30,6 +32,43 @@ class Box(NamedTuple):
         return tuple(slice(o, o + n) for o, n in zip(self.offset, self.extent, strict=True))
 
 
+class Layout(NamedTuple):
+    """An explicit decomposition.
+
+    ``splits[axis] = (0, s1, ..., N)``: box i along the axis spans ``[splits[i],
+    splits[i+1])``, so the process grid is ``(len(splits[0]) - 1, ...)``.
+    ``positions[rank]``: the process-grid coordinates of that rank of the communicator;
+    None means row-major, rank = (px*Py + py)*Pz + pz (``MPI_Cart_create``'s order,
+    and GPAW's).
+    """
+
+    splits: tuple[Sequence[int], Sequence[int], Sequence[int]]
+    positions: Sequence[Sequence[int]] | None = None
+
+
+def _layout_lists(layout: object) -> tuple[list[list[int]], list[list[int]]]:
+    """The layout as plain int lists for the core, or a Problem naming what is not."""
+    if not isinstance(layout, Layout):
+        raise Problem(f"layout must be a hybridfd.Layout, got {type(layout).__name__}", TypeError)
+
+    def integers(values: object, name: str, count: int | None = None) -> list[int]:
+        if isinstance(values, (str, bytes)) or not isinstance(values, (Sequence, np.ndarray)):
+            raise Problem(f"layout {name} must be a sequence of integers, got {values!r}")
+        if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+            raise Problem(f"layout {name} must be integers, got {tuple(values)!r}")
+        if count is not None and len(values) != count:
+            raise Problem(f"layout {name} must have {count} entries, got {tuple(values)!r}")
+        return [int(v) for v in values]
+
+    if isinstance(layout.splits, (str, bytes)) or len(layout.splits) != 3:
+        raise Problem(f"layout splits must hold 3 sequences (x, y, z), got {layout.splits!r}")
+    splits = [integers(axis_splits, f"splits of axis {axis}") for axis, axis_splits in enumerate(layout.splits)]
+    positions = []
+    if layout.positions is not None:
+        positions = [integers(p, f"position of rank {rank}", 3) for rank, p in enumerate(layout.positions)]
+    return splits, positions
+
+
 def automatic_grid(shape: Sequence[int], ranks: int) -> tuple[int, int, int]:
     """The process grid of ``ranks`` boxes with the smallest total surface (ties: cut x first)."""
     return tuple(_core.automatic_grid(tuple(shape), ranks))
@@ -49,7 +88,9 @@ class Decomposition:
     """Splits ``domain`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``).
 
     Collective. ``grid=(Px, Py, Pz)`` fixes the process grid; by default it minimises
-    the boxes' total surface, as GPAW does.
+    the boxes' total surface, as GPAW does. ``layout`` (a :class:`Layout`) fixes the
+    cut points and the rank of each box instead; bad or differing layouts raise on every
+    rank, naming the value.
 
     ``mapping`` names a strategy (:func:`hybridfd.mapping.strategy_names`) that places
     the grid's boxes on the ``topology``'s cores (a :class:`~hybridfd.mapping.Topology`,
@@ -65,6 +106,7 @@ class Decomposition:
         comm: MPI.Comm | None = None,
         grid: Sequence[int] | None = None,
         *,
+        layout: Layout | None = None,
         mapping: str | None = None,
         topology: Topology | str | None = None,
     ) -> None:
@@ -76,14 +118,33 @@ class Decomposition:
             if len(grid) != 3:
                 raise ValueError(f"process grid must have 3 entries (Px, Py, Pz), got {grid!r}")
         self.domain = domain
-        # Validates the grid on every rank (and picks it if not given).
-        self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, grid)
+        if layout is not None:
+            self._core = self._laid_out(comm, layout, grid is not None or mapping is not None or topology is not None)
+        else:
+            # Validates the grid on every rank (and picks it if not given).
+            self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, grid)
         #: What the mapping did (strategy, topology, metrics for radius 1 and one grid), or None.
         self.mapping: MappingInfo | None = None
         if mapping is not None or topology is not None:
             self._core, self.mapping = self._mapped(comm, mapping or "packed", topology)
         #: The Cartesian communicator all of hybridfd's messages use.
         self.comm: MPI.Comm = self._core.communicator
+
+    def _laid_out(self, comm: MPI.Comm, layout: object, also_placed: bool) -> _core.Decomposition:
+        problem, splits, positions = None, [[0], [0], [0]], []
+        try:
+            if also_placed:
+                raise Problem(
+                    "a layout fixes the process grid and the rank of every box: give no grid, mapping or topology"
+                )
+            splits, positions = _layout_lists(layout)
+        except Problem as found:
+            problem = found
+        # On every rank: a rank whose layout is malformed must not leave the others in
+        # the core's collective constructor.
+        agree(comm, problem)
+        domain = self.domain
+        return _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, splits, positions)
 
     def _mapped(self, comm: MPI.Comm, strategy: str, topology: Topology | str | None) -> tuple:
         domain, grid = self.domain, tuple(self._core.grid)
@@ -116,6 +177,11 @@ class Decomposition:
     @property
     def grid(self) -> tuple[int, int, int]:
         return tuple(self._core.grid)
+
+    @property
+    def splits(self) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]:
+        """Where each axis is cut: ``(0, ..., N)`` per axis (see :class:`Layout`)."""
+        return tuple(tuple(axis_splits) for axis_splits in self._core.splits)
 
     @property
     def rank(self) -> int:

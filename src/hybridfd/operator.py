@@ -223,11 +223,18 @@ class Operator:
 
         return Trace.gather(self, root)
 
-    def apply(self, a: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    def apply(self, a: np.ndarray, out: np.ndarray | None = None, phases: np.ndarray | None = None) -> np.ndarray:
         """Apply to ``a`` of shape (G, nx, ny, nz) or (nx, ny, nz); returns ``out``.
 
         ``a`` and ``out`` are separate C-contiguous arrays of the domain's dtype with this
         rank's box shape, and G is the same on every rank. Bad arrays raise on every rank.
+
+        ``phases`` (complex128 domains only): Bloch-periodic boundaries, shape (3, 2), the
+        same on every rank. ``phases[axis][1]`` multiplies the ghost values that wrap from
+        the domain's lower end to beyond its upper end along ``axis``, ``phases[axis][0]``
+        those that wrap the other way (for k-point ``k_c`` in units of the reciprocal
+        cell: ``exp(+2 pi i k_c)`` and ``exp(-2 pi i k_c)``). Entries of non-periodic axes
+        must be 1.
         """
         # Only what the array conversion itself would refuse is checked here; the core
         # checks shape, contiguity and aliasing (for C++ callers too).
@@ -240,6 +247,12 @@ class Operator:
                 problem = Problem(f"{name} must be a numpy.ndarray, got {type(array).__name__}", TypeError)
             elif array.dtype != dtype:
                 problem = Problem(f"{name} array has dtype {array.dtype}; the domain's dtype is {dtype}", TypeError)
+        core_phases = None
+        if phases is not None and problem is None:
+            try:
+                core_phases = _phase_pairs(phases)
+            except Problem as found:
+                problem = found
         if problem is not None:
             agree(self.decomposition.comm, problem, 0, "number of grids G")
         if self._core is None:
@@ -249,5 +262,18 @@ class Operator:
             self._tune_for(grids)
         if out is None:
             out = np.empty(a.shape, dtype=a.dtype)
-        self._core.apply(a, out, out.flags.writeable)
+        self._core.apply(a, out, out.flags.writeable, core_phases)
         return out
+
+
+def _phase_pairs(phases: object) -> tuple:
+    """Phases as three (lower, upper) pairs of Python complex for the core, or a Problem."""
+    try:
+        array = np.asarray(phases)
+    except (TypeError, ValueError) as error:
+        raise Problem(f"phases must be a (3, 2) array of complex numbers: {error}", TypeError) from None
+    if array.shape != (3, 2):
+        raise Problem(f"phases must have shape (3, 2) (axis, side), got shape {array.shape}")
+    if array.dtype.kind not in "biufc":
+        raise Problem(f"phases must be numbers, got dtype {array.dtype}", TypeError)
+    return tuple((complex(lower), complex(upper)) for lower, upper in array.astype(complex))

@@ -15,10 +15,18 @@ import numpy as np
 from hybridfd.stencil import Stencil
 
 
-def apply(stencil: Stencil, grids: np.ndarray, periodic: bool | Sequence[bool] = True) -> np.ndarray:
+def apply(
+    stencil: Stencil,
+    grids: np.ndarray,
+    periodic: bool | Sequence[bool] = True,
+    phases: np.ndarray | None = None,
+) -> np.ndarray:
     """Apply ``stencil`` to ``grids`` of shape (G, Nx, Ny, Nz) or (Nx, Ny, Nz).
 
-    Periodic axes wrap; non-periodic axes see zeros beyond their ends.
+    Periodic axes wrap; non-periodic axes see zeros beyond their ends. ``phases``, shape
+    (3, 2), makes the periodic axes Bloch-periodic (complex grids): values wrapped to
+    beyond the upper end of an axis are multiplied by ``phases[axis][1]``, those wrapped
+    below its lower end by ``phases[axis][0]`` (see :meth:`hybridfd.Operator.apply`).
     """
     grids = np.asarray(grids)
     if grids.ndim not in (3, 4):
@@ -27,13 +35,34 @@ def apply(stencil: Stencil, grids: np.ndarray, periodic: bool | Sequence[bool] =
     if isinstance(periodic, (bool, np.bool_)):
         periodic = (bool(periodic),) * 3
     r = stencil.radius
+    if phases is not None:
+        phases = np.asarray(phases, dtype=complex)
+        if phases.shape != (3, 2) or not np.iscomplexobj(batch):
+            raise ValueError(f"phases must have shape (3, 2) and grids be complex, got {phases.shape}, {batch.dtype}")
     padded = batch
     for axis, wrap in enumerate(periodic):
         widths = [(0, 0)] * 4
         widths[axis + 1] = (r, r)
         padded = np.pad(padded, widths, mode="wrap" if wrap else "constant")
+        if wrap and phases is not None:
+            for side, ghosts in ((0, slice(0, r)), (1, slice(-r, None))):
+                index = [slice(None)] * 4
+                index[axis + 1] = ghosts
+                padded[tuple(index)] = _times(phases[axis, side], padded[tuple(index)])
     out = apply_padded(stencil, padded)
     return out if grids.ndim == 4 else out[0]
+
+
+def _times(phase: complex, values: np.ndarray) -> np.ndarray:
+    """``phase * values`` with each real product and sum rounded on its own, as the core
+    does (numpy's complex multiply may fuse them); a phase of exactly 1 changes nothing."""
+    if phase == 1:
+        return values
+    p_re, p_im = phase.real, phase.imag
+    result = np.empty_like(values)
+    result.real = p_re * values.real - p_im * values.imag
+    result.imag = p_re * values.imag + p_im * values.real
+    return result
 
 
 def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:

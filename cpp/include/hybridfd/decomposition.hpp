@@ -6,6 +6,7 @@
 
 #include <array>
 #include <optional>
+#include <vector>
 
 #include "hybridfd/domain.hpp"
 
@@ -35,12 +36,30 @@ std::int64_t total_surface(const Index3& shape, const ProcessGrid& grid);
 // Throws ValueError if no factorisation fits (more ranks than grid points).
 ProcessGrid automatic_grid(const Index3& shape, int ranks);
 
+// An explicit layout, for matching a decomposition made elsewhere (GPAW's, say):
+// where each axis is cut and which rank holds which box.
+struct Layout {
+  // splits[axis] = {0, s1, ..., N}: box i along the axis spans [splits[i], splits[i+1]),
+  // so the process grid is (splits[0].size()-1, ...). Boxes may differ by any amount.
+  std::array<std::vector<std::int64_t>, 3> splits;
+  // positions[rank] = the process-grid coordinates of that rank of the communicator.
+  // Empty: row-major, rank = (px*Py + py)*Pz + pz (MPI_Cart_create's order and GPAW's).
+  std::vector<std::array<int, 3>> positions;
+};
+
 class Decomposition {
  public:
   // Collective over comm. Builds a Cartesian communicator (periodic where the domain
   // is). Throws ValueError on every rank for a grid whose product is not the number of
   // ranks, a non-positive entry, or an axis cut into more parts than it has points.
   Decomposition(MPI_Comm comm, const Domain& domain, std::optional<ProcessGrid> grid = std::nullopt);
+  // Collective over comm: the boxes and rank order of `layout`. Throws ValueError on every
+  // rank, naming the value, for splits that do not run strictly upwards from 0 to the
+  // axis's extent, a grid whose product is not the number of ranks, positions that are
+  // not one per rank, outside the grid or repeated, or a layout that differs between
+  // ranks. The Cartesian communicator's rank r is the box at row-major position r: with
+  // positions, the ranks of comm are renumbered to get there.
+  Decomposition(MPI_Comm comm, const Domain& domain, const Layout& layout);
   ~Decomposition();
   Decomposition(const Decomposition&) = delete;
   Decomposition& operator=(const Decomposition&) = delete;
@@ -52,6 +71,8 @@ class Decomposition {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
+  // Where each axis is cut (see Layout::splits).
+  const std::array<std::vector<std::int64_t>, 3>& splits() const { return splits_; }
   std::array<int, 3> coords(int rank) const;
   Box box(int rank) const;
   const Box& local_box() const { return local_box_; }
@@ -59,8 +80,12 @@ class Decomposition {
   std::array<int, 2> neighbours(int axis) const { return neighbours_[axis]; }
 
  private:
+  // Creates the Cartesian communicator from comm (ranks already in row-major order).
+  void connect(MPI_Comm comm);
+
   Domain domain_;
   ProcessGrid grid_{};
+  std::array<std::vector<std::int64_t>, 3> splits_;
   MPI_Comm cart_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;

@@ -6,9 +6,15 @@
 // stencil reads no corner or edge ghosts, so each face is the box's cross-section only,
 // and exchanges along different axes are independent (what lets later schedules post
 // all dimensions at once).
+//
+// Bloch-periodic boundaries (GPAW's k-points, its apply(in, out, phase_cd)): a ghost
+// layer filled across the domain's periodic boundary holds the neighbour's points times a
+// phase factor. The factor is applied here, where ghosts are filled, so every schedule,
+// transport and model gets it, a rank that is its own neighbour included.
 #pragma once
 
 #include <array>
+#include <complex>
 #include <cstdint>
 
 #include "hybridfd/decomposition.hpp"
@@ -31,7 +37,15 @@ struct Face {
   std::int64_t lanes = 0;         // float64 lanes per grid in either region
   int send_tag = 0;               // tags name the direction of travel, so that two
   int receive_tag = 0;            // messages between the same pair never mix up
+  bool across_boundary = false;   // the ghosts come across the domain's periodic boundary
+  bool phased = false;            // this apply multiplies them by `phase` (complex only)
+  std::complex<double> phase{1.0, 0.0};
 };
+
+// Per axis and side of the whole domain: the factor for ghost values that come across
+// that periodic boundary (side 1: points wrapped from the lower end to beyond the upper
+// end; a Bloch wave with k-point k_c has e^{2 pi i k_c} there and its inverse at side 0).
+using BlochPhases = std::array<std::array<std::complex<double>, 2>, 3>;
 
 class HaloPlan {
  public:
@@ -59,6 +73,11 @@ class HaloPlan {
   void pack(const Face& face, const double* grid, double* buffer) const;
   // Fills a face's ghost region of a padded grid from its received message.
   void unpack(const Face& face, const double* buffer, double* padded) const;
+  // copy_in for (part of) a face's ghost region: times the face's phase if it has one.
+  void copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const;
+  // The phases of the following applies (nullptr: none). Faces across the boundary take
+  // their factor; a factor of exactly 1 is skipped. Not thread-safe: call between applies.
+  void set_phases(const BlochPhases* phases);
   // Fills `region` (padded coordinates) of a padded grid from a buffer holding its points
   // in C order: what copy_interior_in and unpack do for a whole interior or face, for any
   // part of one (a thread's slab of a grid).
@@ -66,7 +85,8 @@ class HaloPlan {
 
  private:
   // Copies a region between a padded grid and a contiguous buffer.
-  HaloPlan(const Index3& extent, int radius, int lanes_per_point, const std::array<std::array<int, 2>, 3>& neighbours);
+  HaloPlan(const Index3& extent, int radius, int lanes_per_point, const std::array<std::array<int, 2>, 3>& neighbours,
+           const std::array<std::array<bool, 2>, 3>& across_boundary = {});
 
   // Copies `region` of an array of `array_extent` points per axis to (ToBuffer) or from a
   // contiguous buffer.

@@ -67,8 +67,10 @@ class Operator {
 
   // Collective. `in` and `out` are (G, nx, ny, nz) or (nx, ny, nz) C-contiguous arrays of
   // the domain's dtype, G the same on every rank. Bad arrays throw on every rank before
-  // any halo message is sent.
-  void apply(const ArrayRef& in, const ArrayRef& out);
+  // any halo message is sent. `phases` (complex128 only): Bloch-periodic boundaries, the
+  // factor per periodic face of the domain (see BlochPhases), the same on every rank;
+  // entries of non-periodic axes must be 1. A bad one throws on every rank too.
+  void apply(const ArrayRef& in, const ArrayRef& out, const BlochPhases* phases = nullptr);
 
   const Config& config() const { return config_; }
   // Where the applies since construction or the last reset spent their time (this rank).
@@ -87,6 +89,8 @@ class Operator {
  private:
   // Returns G, or throws ValueError/TypeError naming what is wrong with the arrays.
   std::int64_t check_arrays(const ArrayRef& in, const ArrayRef& out) const;
+  // Throws TypeError/ValueError naming what is wrong with the phases.
+  void check_phases(const BlochPhases& phases) const;
 
   std::shared_ptr<const Decomposition> decomposition_;
   Stencil stencil_;

@@ -78,7 +78,7 @@ class Slab {
   }
 
   // Fills the ghosts of the box's `face` that this slab reads from `message`, the face's
-  // received points of one grid. The message holds the face's region in C order, so a
+  // received points of one grid (times its Bloch phase, if any). The message holds the face's region in C order, so a
   // range of x-planes of it is one contiguous block.
   void unpack(std::int64_t slot, const Face& face, const double* message) {
     const std::int64_t r = box_.radius();
@@ -93,7 +93,7 @@ class Slab {
       ghost.begin[0] = r, ghost.extent[0] = end_ - begin_;
       message += begin_ * (face.lanes / box_.extent()[0]);
     }
-    plan_.copy_in(ghost, message, padded(slot));
+    plan_.copy_face_in(face, ghost, message, padded(slot));
   }
 
   // The stencil on the part of `region` (box coordinates) in this slab, from padded
