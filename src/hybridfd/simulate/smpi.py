@@ -58,7 +58,7 @@ def run(
         *SETTINGS,
         *machine.smpirun_options(),
         *(["--cfg=smpi/simulate-computation:no"] if modelled else []),
-        str(driver),
+        str(Path(driver).resolve()),
         *arguments,
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=directory)
