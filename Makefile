@@ -16,7 +16,7 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers tsan test-gpaw bench-gpaw
+.PHONY: setup demo test bench lint clean vectorisation-report peers tsan test-gpaw bench-gpaw smpi
 
 setup: $(VENV)/.installed
 
@@ -92,6 +92,13 @@ tsan: setup
 	$(TSAN_ENV) build/tsan-tests/thread_team_test
 	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 1 --timeout 900 -- build/tsan-tests/models_test 3
 	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 2 --timeout 900 -- build/tsan-tests/models_test 3
+
+# Simulation (docs/simulation.md): the core and hybridfd-bench built with SimGrid's smpicxx
+# into build/smpi, for smpirun. Installs SimGrid 3.32 (apt, root, about 12 s) if missing.
+smpi: setup
+	@command -v smpicxx >/dev/null || (apt-get update -qq && apt-get install -y -q libsimgrid-dev)
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/smpi -G Ninja -DHYBRIDFD_SMPI=ON -DHYBRIDFD_PYTHON=OFF >/dev/null
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake --build build/smpi --target hybridfd-bench
 
 # Peer codes for side-by-side benchmarks, each in its own environment (never a
 # dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).

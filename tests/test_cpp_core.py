@@ -5,44 +5,12 @@ installed package with find_package(hybridfd), and run it under mpiexec."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from _cpp_build import build_against, run
 
 from hybridfd import launch
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def run(cmd: list[str], **kwargs: object) -> str:
-    result = subprocess.run(cmd, capture_output=True, text=True, timeout=600, **kwargs)
-    assert result.returncode == 0, f"$ {' '.join(cmd)}\n{result.stdout}\n{result.stderr}"
-    return result.stdout
-
-
-@pytest.fixture(scope="module")
-def installed_core(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    build = tmp_path_factory.mktemp("core-build")
-    prefix = tmp_path_factory.mktemp("core-prefix")
-    env = dict(os.environ, MPI_HOME=os.environ.get("MPI_HOME") or sys.prefix)
-    generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-    run(["cmake", "-S", str(ROOT), "-B", str(build / "core"), *generator, f"-DCMAKE_INSTALL_PREFIX={prefix}"], env=env)
-    run(["cmake", "--build", str(build / "core"), "--parallel", "2"], env=env)
-    run(["cmake", "--install", str(build / "core")], env=env)
-    assert (prefix / "include" / "hybridfd" / "operator.hpp").exists()
-    return prefix, env, generator
-
-
-def build_against(installed: tuple, project: str, build: Path) -> Path:
-    """Configures and builds cpp/<project> against the installed core, as a C++ user would."""
-    prefix, env, generator = installed
-    source = ROOT / "cpp" / project
-    run(["cmake", "-S", str(source), "-B", str(build), *generator, f"-DCMAKE_PREFIX_PATH={prefix}"], env=env)
-    run(["cmake", "--build", str(build)], env=env)
-    return build
 
 
 @pytest.fixture(scope="module")

@@ -329,11 +329,19 @@ void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const double*
   }
 }
 
+ComputeStandIn compute_stand_in = nullptr;
+
 }  // namespace
+
+void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
+  if (compute_stand_in != nullptr) [[unlikely]] {
+    compute_stand_in(stencil, region.points() * plan.lanes_per_point());
+    return;
+  }
   if (plan.lanes_per_point() == 2)
     dispatch_radius<2>(stencil, plan, padded, region, out);
   else

@@ -11,6 +11,8 @@ std::string mpi_library_version() {
   return std::string(text, static_cast<std::size_t>(length));
 }
 
+const char* version() { return HYBRIDFD_VERSION; }
+
 const char* build_flags() { return HYBRIDFD_BUILD_FLAGS; }
 
 }  // namespace hybridfd

@@ -19,6 +19,14 @@ namespace hybridfd {
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
 
+// For simulation (cpp/tools/hybridfd-bench under SimGrid SMPI, docs/simulation.md): a
+// function that stands in for the stencil's compute. When one is set, apply_stencil calls
+// it with the stencil and the region's number of float64 lanes (points times lanes per
+// point) instead of computing, so a simulator charges the time from a calibrated rate and
+// the data stay untouched. Set it before any apply; nullptr (the default) computes.
+using ComputeStandIn = void (*)(const Stencil& stencil, std::int64_t lanes);
+void set_compute_stand_in(ComputeStandIn stand_in);
+
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
 // Computes `region` (box coordinates; default the whole box) and leaves the rest of `out`

@@ -1,0 +1,42 @@
+// What changes when hybridfd-bench runs under SimGrid's SMPI (built with -DHYBRIDFD_SMPI=ON,
+// docs/simulation.md): grid data in SMPI shared memory, so thousands of simulated ranks
+// fit in one machine's memory, and the stencil's compute charged as simulated time from
+// the platform's calibrated rate instead of being done. With the normal MPI both are
+// refused or are plain allocations.
+#pragma once
+
+#include <cstdint>
+
+#include "hybridfd/stencil.hpp"
+
+namespace hybridfd::tools {
+
+// Floating-point operations of one lane of one point, as the kernel sums it (stencil.hpp):
+// the centre's multiply, then per axis and distance a paired add, a multiply and an add
+// (symmetric) or two multiplies and two adds. The platform's core speed is in these units.
+double flops_per_lane(const Stencil& stencil);
+
+// True in the SMPI build.
+bool simulated();
+
+// From now on the kernel does no work and each call charges flops_per_lane * lanes as
+// simulated compute (smpi_execute_flops). Throws ValueError outside the SMPI build.
+void use_modelled_compute();
+
+// `lanes` float64 values: under SMPI with modelled compute one shared allocation per
+// rank (SMPI_SHARED_MALLOC: every rank's block maps the same memory, whose content is
+// then meaningless), else an ordinary zeroed allocation.
+class GridStorage {
+ public:
+  GridStorage(std::int64_t lanes, bool shared);
+  ~GridStorage();
+  GridStorage(const GridStorage&) = delete;
+  GridStorage& operator=(const GridStorage&) = delete;
+  double* data() const { return data_; }
+
+ private:
+  double* data_ = nullptr;
+  bool shared_ = false;
+};
+
+}  // namespace hybridfd::tools

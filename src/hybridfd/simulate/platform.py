@@ -1,0 +1,187 @@
+"""SimGrid platforms generated from the mapping topology presets (one source of truth for
+the network's shape: :class:`hybridfd.mapping.Topology`), plus what a simulator needs
+that a mapping does not: core speed, link latency, in-node messaging, per-message
+overhead (:class:`Machine`, each number with its source in docs/simulation.md).
+
+- A topology of one node (``host``) becomes one host with its cores.
+- A torus of 512 nodes or more becomes SimGrid's ``<cluster topology="TORUS">`` (routes
+  dimension by dimension, six links per node, each with its bandwidth per direction).
+- Anything else (Blue Gene/P below 512 nodes is a mesh, GPAW journal Sect. 5) is written
+  out node by node: one split-duplex link per neighbour pair and axis (wrap links where
+  an axis wraps), shortest-path routing.
+
+Nodes are ``node-<i>`` numbered x fastest as in the Topology; a hostfile puts rank r on
+the node of its slot (``Topology.occupied_slots``: packed unless a mapping says otherwise).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hybridfd.mapping.topology import Topology
+
+#: From this many nodes on, a torus is written as SimGrid's TORUS cluster (compact and
+#: routed dimension-ordered); smaller ones node by node (and a mesh at any size).
+CLUSTER_FROM_NODES = 512
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The costs of a platform beyond its topology. Units: flops as hybridfd-bench counts
+    them (cpp/tools/simulation.hpp: per lane of a point), bytes, seconds."""
+
+    name: str
+    #: stencil flops per second of one core (the rate a whole apply runs at, per core)
+    core_speed: float
+    #: bytes per second of one unit of ``Topology.link_bandwidth`` (MB/s for bluegene-p)
+    bandwidth_unit: float
+    #: seconds per link crossed
+    link_latency: float
+    #: messages between ranks of one node (shared memory or the node's DMA)
+    node_bandwidth: float
+    node_latency: float
+    #: CPU time a rank spends per message sent and per message received (smpi/os, smpi/or)
+    message_overhead: float = 0.0
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def smpirun_options(self) -> list[str]:
+        """SMPI settings that make SMPI use exactly these costs."""
+        return [
+            # The platform's latency and bandwidth as they are: no correction factors
+            # (SMPI's defaults were fitted to an Ethernet cluster).
+            "--cfg=smpi/bw-factor:0:1",
+            "--cfg=smpi/lat-factor:0:1",
+            f"--cfg=smpi/os:0:{self.message_overhead:.9g}:0",
+            f"--cfg=smpi/or:0:{self.message_overhead:.9g}:0",
+        ]
+
+
+#: Blue Gene/P (GPAW journal Table 3.1 and Sect. 7; docs/simulation.md derives each number).
+BLUEGENE_P = Machine(
+    name="bluegene-p",
+    # 32 grids of 144^3 took 9 ms on 2,048 cores (hybrid-multiple, Sect. 7.2), i.e. 46,656
+    # points per core; at the 70 % CPU utilisation the journal reports for hybrid-multiple
+    # (Sect. 8) that is 46,656 / 6.3 ms = 7.4 Mpoints/s per core, x 19 flops per point.
+    core_speed=7.4e6 * 19,
+    bandwidth_unit=1e6,  # Topology.preset("bluegene-p") has 425 (MB/s, Table 3.1)
+    link_latency=100e-9,
+    node_bandwidth=3.4e9,  # a quarter of the node's 13.6 GB/s memory bandwidth (Table 3.1)
+    node_latency=1e-6,
+    message_overhead=1.5e-6,
+    sources={
+        "core_speed": "GPAW journal Sect. 7.2 (9 ms, 32 grids of 144^3, 2,048 cores) and Sect. 8 (70 %)",
+        "link_bandwidth": "GPAW journal Table 3.1: 6 x 2 x 425 MB/s (via Topology.preset)",
+        "link_latency": "assumption: about 100 ns per torus hop (IBM J. Res. Dev. 52(1/2), 2008)",
+        "message_overhead": "assumption: 2 x 1.5 us, about the 3 us MPI nearest-neighbour latency reported for BG/P",
+        "node": "assumption: in-node messages at a quarter of the node's 13.6 GB/s (Table 3.1), 1 us",
+    },
+)
+
+
+def host_topology(cores: int | None = None) -> Topology:
+    """This machine as one node: what ``Topology.preset("host")`` finds for a job on one
+    machine, without the collective (the cores of this process's affinity mask)."""
+    from hybridfd.results import cores as affinity_cores
+
+    return Topology((1, 1, 1), cores or affinity_cores(), (True, True, True), (1.0, 1.0, 1.0), "host")
+
+
+def host_machine(core_speed: float, latency: float, bandwidth: float) -> Machine:
+    """This machine, from its measured costs: the driver's apply rate per core and the
+    ping-pong fit of hybridfd.perfmodel.calibrate (Hockney: latency, bandwidth)."""
+    return Machine(
+        name="host",
+        core_speed=core_speed,
+        bandwidth_unit=bandwidth,
+        link_latency=latency,
+        node_bandwidth=bandwidth,
+        node_latency=latency,
+        sources={"all": "measured on this machine (docs/simulation.md, validation)"},
+    )
+
+
+def _number(value: float) -> str:
+    return f"{value:.9g}"
+
+
+def _host(node: int, topology: Topology, machine: Machine) -> str:
+    return f'    <host id="node-{node}" speed="{_number(machine.core_speed)}f" core="{topology.cores_per_node}"/>\n'
+
+
+def platform_xml(topology: Topology, machine: Machine) -> str:
+    """SimGrid platform (DTD 4.1) of ``topology`` with ``machine``'s costs."""
+    header = (
+        "<?xml version='1.0'?>\n"
+        '<!DOCTYPE platform SYSTEM "https://simgrid.org/simgrid.dtd">\n'
+        f"<!-- hybridfd: {topology.describe()}; {machine.name} costs (docs/simulation.md) -->\n"
+        '<platform version="4.1">\n'
+    )
+    nodes = topology.nodes
+    bandwidth = [b * machine.bandwidth_unit for b in topology.link_bandwidth]
+    if nodes >= CLUSTER_FROM_NODES and all(topology.wrap):
+        if len(set(bandwidth)) != 1:
+            raise ValueError(f"{topology.name}: SimGrid's TORUS cluster has one link bandwidth, got {bandwidth}")
+        dims = ",".join(str(n) for n in topology.dims)
+        return header + (
+            f'  <cluster id="{topology.name}" prefix="node-" suffix="" radical="0-{nodes - 1}" '
+            f'speed="{_number(machine.core_speed)}f" core="{topology.cores_per_node}" '
+            f'bw="{_number(bandwidth[0])}Bps" lat="{_number(machine.link_latency)}s" '
+            f'topology="TORUS" topo_parameters="{dims}" sharing_policy="SPLITDUPLEX" '
+            f'loopback_bw="{_number(machine.node_bandwidth)}Bps" loopback_lat="{_number(machine.node_latency)}s"/>\n'
+            "</platform>\n"
+        )
+    if nodes == 1:  # one host; its messages to itself cross the in-node link
+        return header + (
+            f'  <zone id="{topology.name}" routing="Full">\n'
+            + _host(0, topology, machine)
+            + f'    <link id="node-0-local" bandwidth="{_number(machine.node_bandwidth)}Bps" '
+            f'latency="{_number(machine.node_latency)}s" sharing_policy="FATPIPE"/>\n'
+            '    <route src="node-0" dst="node-0"><link_ctn id="node-0-local"/></route>\n'
+            "  </zone>\n</platform>\n"
+        )
+    # SimGrid 3.32 crashes on a host's route to itself in a shortest-path zone: messages
+    # within a node of a mesh take SimGrid's default loopback (docs/simulation.md).
+    body = [f'  <zone id="{topology.name}" routing="DijkstraCache">\n']
+    body += [_host(node, topology, machine) for node in range(nodes)]
+    routes = []
+    for node in range(nodes):
+        coords = topology.node_coords(node)
+        for axis in range(3):
+            size = topology.dims[axis]
+            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
+                neighbour_coords = coords.copy()
+                neighbour_coords[axis] = (coords[axis] + 1) % size
+                neighbour = int(topology.node_ids(neighbour_coords))
+                link = f"node-{node}-{'xyz'[axis]}"
+                body.append(
+                    f'    <link id="{link}" bandwidth="{_number(bandwidth[axis])}Bps" '
+                    f'latency="{_number(machine.link_latency)}s" sharing_policy="SPLITDUPLEX"/>\n'
+                )
+                routes.append(
+                    f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="UP"/></route>\n'
+                    f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
+                )
+    return header + "".join(body + routes) + "  </zone>\n</platform>\n"
+
+
+def hostfile(topology: Topology, ranks: int) -> str:
+    """One line per rank: the node its slot is on. On a one-node topology any number of
+    ranks share the node (SimGrid shares its cores among them, as the OS does here)."""
+    if topology.nodes == 1:
+        return "node-0\n" * ranks
+    slots = topology.occupied_slots(ranks)
+    return "".join(f"node-{int(slot) // topology.cores_per_node}\n" for slot in slots)
+
+
+def write(topology: Topology, machine: Machine, ranks: int, directory: str | os.PathLike) -> tuple[Path, Path]:
+    """Writes ``platform.xml`` and ``hostfile`` for ``ranks`` ranks into ``directory``."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    platform_path, hostfile_path = directory / "platform.xml", directory / "hostfile"
+    platform_path.write_text(platform_xml(topology, machine))
+    hostfile_path.write_text(hostfile(topology, ranks))
+    return platform_path, hostfile_path

@@ -1,0 +1,48 @@
+"""SimGrid platforms generated from mapping topologies (hybridfd.simulate.platform) equal
+hand-written small files (tests/data/platforms), compared as canonical XML."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from hybridfd.mapping.topology import Topology
+from hybridfd.simulate import platform
+
+DATA = Path(__file__).parent / "data" / "platforms"
+MACHINE = platform.Machine(
+    "test", core_speed=1e9, bandwidth_unit=1e6, link_latency=1e-7, node_bandwidth=2e9, node_latency=1e-6
+)
+
+
+def canonical(text: str) -> str:
+    # Comments and the doctype are not part of the platform.
+    return ET.canonicalize(ET.tostring(ET.fromstring(text.split("?>", 1)[1].split(">", 1)[1])), strip_text=True)
+
+
+@pytest.mark.parametrize(
+    ("name", "topology"),
+    [
+        ("mesh-2x1x1", Topology((2, 1, 1), 2, (False,) * 3, (425.0,) * 3, "mesh")),
+        ("host-2cores", Topology((1, 1, 1), 2, (True,) * 3, (1.0,) * 3, "host")),
+        ("torus-8x8x8", Topology((8, 8, 8), 4, (True,) * 3, (425.0,) * 3, "torus")),
+    ],
+)
+def test_generated_platform_equals_the_hand_written_file(name: str, topology: Topology) -> None:
+    expected = (DATA / f"{name}.xml").read_text()
+    assert canonical(platform.platform_xml(topology, MACHINE)) == canonical(expected)
+
+
+def test_bluegene_p_is_a_mesh_below_512_nodes_and_a_torus_from_512() -> None:
+    small = platform.platform_xml(Topology.preset("bluegene-p", 32), platform.BLUEGENE_P)
+    assert 'routing="DijkstraCache"' in small and small.count("<host ") == 8
+    assert small.count("<link ") == 12  # a 2x2x2 mesh has 3 x 4 links
+    big = platform.platform_xml(Topology.preset("bluegene-p", 2048), platform.BLUEGENE_P)
+    assert 'topology="TORUS" topo_parameters="8,8,8"' in big and 'bw="425000000Bps"' in big and 'core="4"' in big
+
+
+def test_hostfile_is_packed_and_a_single_node_takes_any_number_of_ranks() -> None:
+    assert platform.hostfile(Topology.preset("bluegene-p", 8), 8) == "node-0\n" * 4 + "node-1\n" * 4
+    assert platform.hostfile(platform.host_topology(2), 8) == "node-0\n" * 8

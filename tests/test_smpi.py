@@ -1,0 +1,48 @@
+"""hybridfd-bench under SimGrid SMPI (`make smpi` builds it, installing SimGrid with apt
+if missing, as `make tsan` does for clang): 8 simulated ranks on the generated host
+platform compute the same checksum as the numpy reference, and with modelled compute
+(shared grid memory, compute charged from the platform's core speed) the simulated time
+is deterministic and at least the compute time the model charges."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from hybridfd.simulate import driver, platform, smpi
+
+ROOT = Path(__file__).resolve().parents[1]
+PROBLEM = ["--grids", "4", "--shape", "16", "12", "10", "--approach", "flat-optimized", "--batch", "2"]
+
+
+@pytest.fixture(scope="module")
+def smpi_driver() -> Path:
+    result = subprocess.run(["make", "-s", "smpi"], cwd=ROOT, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (ROOT / smpi.DRIVER_IN_CHECKOUT).exists()
+    return ROOT / smpi.DRIVER_IN_CHECKOUT
+
+
+def test_eight_simulated_ranks_match_the_reference(smpi_driver: Path, tmp_path: Path) -> None:
+    machine = platform.host_machine(core_speed=1e9, latency=1e-6, bandwidth=5e9)
+    record = smpi.run(8, platform.host_topology(2), machine, [*PROBLEM, "--repeats", "2"], tmp_path, smpi_driver)
+    (row,) = record["rows"]
+    assert row["simulated"] is True and row["ranks"] == 8 and row["bit_identical_to_reference"] is True
+    assert record["environment"]["thread_level"] == "MPI_THREAD_SINGLE"
+    expected = driver.reference_checksum(4, (16, 12, 10), row["process_grid"])
+    assert row["checksum"] == row["reference_checksum"] == expected
+
+
+def test_modelled_compute_is_deterministic_and_charges_the_stencil(smpi_driver: Path, tmp_path: Path) -> None:
+    machine = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
+    arguments = [*PROBLEM, "--repeats", "3", "--compute", "modelled"]
+    record = smpi.run(8, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)
+    (row,) = record["rows"]
+    assert row["compute"] == "modelled" and row["checksum"] is None
+    # No host time enters: the samples differ only by the rounding of MPI_Wtime differences.
+    assert max(row["samples_ms"]) == pytest.approx(min(row["samples_ms"]), rel=1e-9), row["samples_ms"]
+    # 8 ranks share 2 cores: the whole problem's points at 19 flops each, on 2 cores.
+    compute_seconds = 4 * 16 * 12 * 10 * 19 / 2 / 1e8
+    assert row["median_ms"] >= 1e3 * compute_seconds
