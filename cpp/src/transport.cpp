@@ -10,6 +10,7 @@ namespace hybridfd {
 std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_rma_fence_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_rma_notify_transport(MPI_Comm comm, const TransportLimits& limits);
 
 namespace {
 
@@ -21,6 +22,7 @@ const detail::Registry<Factory>& registry() {
                                                         {"p2p", make_p2p_transport},
                                                         {"persistent", make_persistent_transport},
                                                         {"rma-fence", make_rma_fence_transport},
+                                                        {"rma-notify", make_rma_notify_transport},
                                                     }};
   return transports;
 }

@@ -6,7 +6,14 @@ switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C 
 """
 
 from hybridfd import reference
-from hybridfd._core import approach_names, model_names, mpi_library_version, schedule_names, transport_names
+from hybridfd._core import (
+    RingWindow,
+    approach_names,
+    model_names,
+    mpi_library_version,
+    schedule_names,
+    transport_names,
+)
 from hybridfd.decomposition import Box, Decomposition
 from hybridfd.domain import Domain
 from hybridfd.groups import RankGroups
@@ -19,6 +26,7 @@ __all__ = [
     "Domain",
     "Operator",
     "RankGroups",
+    "RingWindow",
     "Stencil",
     "approach_names",
     "model_names",
