@@ -11,6 +11,7 @@ std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, const TransportLimi
 std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_rma_fence_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_rma_notify_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_neighbor_transport(MPI_Comm comm, const TransportLimits& limits);
 
 namespace {
 
@@ -19,6 +20,7 @@ using Factory = std::unique_ptr<Transport> (*)(MPI_Comm, const TransportLimits&)
 const detail::Registry<Factory>& registry() {
   static const detail::Registry<Factory> transports{"transport",
                                                     {
+                                                        {"neighbor", make_neighbor_transport},
                                                         {"p2p", make_p2p_transport},
                                                         {"persistent", make_persistent_transport},
                                                         {"rma-fence", make_rma_fence_transport},
