@@ -120,6 +120,16 @@ NB_MODULE(_core, m) {
   m.def("schedule_names", &hybridfd::schedule_names);
   m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
+  m.def(
+      "transport_support",
+      [](const std::string& name) {
+        const auto support = hybridfd::transport_support(name);
+        nb::dict result;
+        result["schedules"] = support.schedules;
+        result["models"] = support.models;
+        return result;
+      },
+      "transport"_a, "the schedules and models the transport works with");
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
   m.def("total_surface", &hybridfd::total_surface, "shape"_a, "grid"_a);
   m.def(

@@ -13,6 +13,7 @@ from hybridfd._core import (
     mpi_library_version,
     schedule_names,
     transport_names,
+    transport_support,
 )
 from hybridfd.decomposition import Box, Decomposition
 from hybridfd.domain import Domain
@@ -34,5 +35,6 @@ __all__ = [
     "reference",
     "schedule_names",
     "transport_names",
+    "transport_support",
 ]
 __version__ = "0.1.0"
