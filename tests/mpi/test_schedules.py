@@ -100,3 +100,13 @@ def test_steady_state_apply_allocates_nothing(cases, schedule, transport):
     if transport == "persistent":
         fresh = hf.Operator(dec, stencil, schedule=schedule, transport=transport, batch=3, slope=1)
         assert fresh._core.apply_counting_allocations(local, out, True) > 0
+
+
+@pytest.mark.parametrize("schedule", hf.schedule_names())
+def test_neighbor_without_persistent_collectives(cases, schedule, monkeypatch):
+    """The MPI-3 path of the neighbor transport (MPI_Ineighbor_alltoallw per batch), as on
+    a library without MPI_Neighbor_alltoallw_init; the variable is read when it is made."""
+    monkeypatch.setenv("HYBRIDFD_NEIGHBOR_PERSISTENT", "0")
+    for dec, stencil, local, original, _ in cases:
+        op = hf.Operator(dec, stencil, schedule=schedule, transport="neighbor", batch=3, slope=1, progress=1)
+        np.testing.assert_array_equal(op.apply(local), original)
