@@ -57,7 +57,9 @@ class Neighbor final : public Transport {
   Neighbor(MPI_Comm comm, const TransportLimits& limits)
       : persistent_(library_has_persistent_collectives()),
         requests_(static_cast<std::size_t>(limits.max_in_flight), MPI_REQUEST_NULL),
-        started_(static_cast<std::size_t>(limits.max_in_flight), nullptr) {
+        started_(static_cast<std::size_t>(limits.max_in_flight), nullptr),
+        in_flight_(static_cast<std::size_t>(limits.max_in_flight), false),
+        persistent_started_(static_cast<std::size_t>(limits.max_in_flight), false) {
     int topology = MPI_UNDEFINED;
     MPI_Topo_test(comm, &topology);
     if (topology != MPI_CART)
@@ -98,21 +100,32 @@ class Neighbor final : public Transport {
     const int ticket = next_;
     next_ = (next_ + 1) % static_cast<int>(requests_.size());
     Exchange& exchange = find_or_create(messages);
-    started_[static_cast<std::size_t>(ticket)] = &exchange;
-    if (persistent_) {
-      // Batches in flight together use different buffer sets, so different requests.
+    const auto index = static_cast<std::size_t>(ticket);
+    started_[index] = &exchange;
+    // A batch in flight twice at once (the same buffers: e.g. the empty batches of a
+    // thread with no part of any message) cannot restart its active persistent request;
+    // it goes by MPI_Ineighbor_alltoallw, as every rank decides alike.
+    bool active = false;
+    for (std::size_t other = 0; other < started_.size(); ++other)
+      active =
+          active || (other != index && in_flight_[other] && persistent_started_[other] && started_[other] == &exchange);
+    persistent_started_[index] = persistent_ && !active;
+    in_flight_[index] = true;
+    if (persistent_started_[index]) {
       MPI_Start(&exchange.persistent);
     } else {
       MPI_Ineighbor_alltoallw(MPI_BOTTOM, exchange.send_counts.data(), displacements_.data(),
                               exchange.send_types.data(), MPI_BOTTOM, exchange.receive_counts.data(),
-                              displacements_.data(), exchange.receive_types.data(), graph_,
-                              &requests_[static_cast<std::size_t>(ticket)]);
+                              displacements_.data(), exchange.receive_types.data(), graph_, &requests_[index]);
     }
     deliver_to_self(messages, rank_);
     return ticket;
   }
 
-  void finish(int ticket) override { MPI_Wait(request(ticket), MPI_STATUS_IGNORE); }
+  void finish(int ticket) override {
+    MPI_Wait(request(ticket), MPI_STATUS_IGNORE);
+    in_flight_[static_cast<std::size_t>(ticket)] = false;
+  }
 
   void progress(int ticket) override {
     int done = 0;
@@ -124,7 +137,7 @@ class Neighbor final : public Transport {
   // it again (a ticket finished twice) returns at once, as for a null request.
   MPI_Request* request(int ticket) {
     const auto index = static_cast<std::size_t>(ticket);
-    return persistent_ ? &started_[index]->persistent : &requests_[index];
+    return persistent_started_[index] ? &started_[index]->persistent : &requests_[index];
   }
 
   // The batch's blocks, made on first use. Every rank makes its distinct batches in the
@@ -179,8 +192,10 @@ class Neighbor final : public Transport {
   std::vector<int> neighbours_;  // distinct, not this rank, ascending
   std::vector<MPI_Aint> displacements_;
   std::deque<Exchange> exchanges_;
-  std::vector<MPI_Request> requests_;  // per ticket (MPI-3 path)
-  std::vector<Exchange*> started_;     // per ticket
+  std::vector<MPI_Request> requests_;     // per ticket (MPI-3 path)
+  std::vector<Exchange*> started_;        // per ticket
+  std::vector<bool> in_flight_;           // per ticket: started, not finished
+  std::vector<bool> persistent_started_;  // per ticket: by its persistent request
 };
 
 }  // namespace
