@@ -37,7 +37,7 @@ def pool(grids: int = 32, threads: int = 2) -> list[tune.Candidate]:
 def synthetic(c: tune.Candidate) -> float:
     """A cost with one minimum: double-buffered flat, batch 8, slope 2, on persistent."""
     cost = abs(c.batch.bit_length() - 4) + abs(c.slope - 2) + (c.model != "flat") + (c.schedule != "double-buffered")
-    return cost + (0.5 if c.transport == "p2p" else 0.0)
+    return cost + (0.0 if c.transport == "persistent" else 0.5)
 
 
 def test_candidates_come_from_the_registries() -> None:

@@ -169,6 +169,16 @@ NB_MODULE(_core, m) {
   });
   m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
+  m.def(
+      "transport_support",
+      [](const std::string& name) {
+        const auto support = hybridfd::transport_support(name);
+        nb::dict result;
+        result["schedules"] = support.schedules;
+        result["models"] = support.models;
+        return result;
+      },
+      "transport"_a, "the schedules and models the transport works with");
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
   m.def("total_surface", &hybridfd::total_surface, "shape"_a, "grid"_a);
   m.def(
@@ -257,6 +267,39 @@ NB_MODULE(_core, m) {
       .def(
           "box", [](const hybridfd::Decomposition& self, int rank) { return box_tuple(self.box(rank)); }, "rank"_a)
       .def("neighbours", &hybridfd::Decomposition::neighbours, "axis"_a);
+
+  // The Hybrid-Advanced rings on their own: variable-size messages between ranks.
+  nb::class_<hybridfd::RingWindow>(m, "RingWindow")
+      .def(
+          "__init__",
+          [](hybridfd::RingWindow* self, Comm comm, int rings, std::int64_t ring_bytes, bool poll_with_atomics) {
+            new (self) hybridfd::RingWindow(comm.handle, rings, ring_bytes, poll_with_atomics);
+          },
+          "comm"_a, "rings"_a, "ring_bytes"_a, "poll_with_atomics"_a = false, nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "send",
+          [](hybridfd::RingWindow& self,
+             const std::vector<std::tuple<int, int, nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>>>& messages) {
+            std::vector<hybridfd::OutgoingMessage> outgoing;
+            for (const auto& [target, ring, data] : messages)
+              outgoing.push_back({target, ring, data.data(), static_cast<std::int64_t>(data.nbytes())});
+            nb::gil_scoped_release release;
+            self.send(outgoing);
+          },
+          "messages"_a, "(target, ring, C-contiguous array) triples; waits while a target's ring is full")
+      .def(
+          "receive",
+          [](hybridfd::RingWindow& self, int ring, nb::ndarray<std::uint8_t, nb::ndim<1>, nb::c_contig> into) {
+            hybridfd::IncomingMessage message{ring, into.data(), static_cast<std::int64_t>(into.size())};
+            nb::gil_scoped_release release;
+            self.receive({&message, 1});
+            return message.bytes;
+          },
+          "ring"_a, "into"_a, "waits for the ring's next message, copies it into `into`, returns its bytes")
+      .def_prop_ro("rings", &hybridfd::RingWindow::rings)
+      .def_prop_ro("largest_message", &hybridfd::RingWindow::largest_message)
+      .def_prop_ro("waits_for_room", &hybridfd::RingWindow::waits_for_room)
+      .def_prop_ro("polls_local_memory", &hybridfd::RingWindow::polls_local_memory);
 
   nb::class_<hybridfd::Operator>(m, "Operator")
       .def(

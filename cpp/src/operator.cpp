@@ -74,6 +74,7 @@ Config resolve(const Options& options) {
   required_thread_level(config.model, 1);  // rejects an unknown model
   check_schedule_name(config.schedule);
   check_transport_name(config.transport);
+  check_transport_support(config.transport, config.schedule, config.model);
   BatchShape{config.batch, config.slope, slope_kind_from_name(config.slope_kind)}.validate();
   if (config.progress < 0)
     throw ValueError(detail::concat("progress ", config.progress,

@@ -1,8 +1,14 @@
-// Transport registry: one line per transport.
+// Transport registry: one line per transport, with the schedules and models it supports
+// (none listed: all) and, for one that needs more of MPI than the others, a check that
+// this MPI library has it.
 #include "hybridfd/transport.hpp"
 
+#include <algorithm>
 #include <cstring>
 
+#include "format.hpp"
+#include "hybridfd/model.hpp"
+#include "hybridfd/schedule.hpp"
 #include "registry.hpp"
 
 namespace hybridfd {
@@ -10,19 +16,50 @@ namespace hybridfd {
 std::unique_ptr<Transport> make_p2p_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_persistent_transport(MPI_Comm comm, const TransportLimits& limits);
 std::unique_ptr<Transport> make_rma_fence_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_rma_notify_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_neighbor_transport(MPI_Comm comm, const TransportLimits& limits);
+std::unique_ptr<Transport> make_partitioned_transport(MPI_Comm comm, const TransportLimits& limits);
+std::vector<std::unique_ptr<Transport>> make_partitioned_thread_transports(std::span<const MPI_Comm> comms,
+                                                                           const TransportLimits& limits);
+std::string partitioned_unavailable();
 
 namespace {
 
-using Factory = std::unique_ptr<Transport> (*)(MPI_Comm, const TransportLimits&);
+struct Entry {
+  std::unique_ptr<Transport> (*make)(MPI_Comm, const TransportLimits&);
+  std::vector<std::string> models = {};     // empty: every model
+  std::vector<std::string> schedules = {};  // empty: every schedule
+  // Threads that share the transport's MPI requests (else one transport per thread).
+  std::vector<std::unique_ptr<Transport>> (*make_for_threads)(std::span<const MPI_Comm>,
+                                                              const TransportLimits&) = nullptr;
+  // Why this MPI library cannot run the transport, or "" if it can.
+  std::string (*unavailable)() = nullptr;
+};
 
-const detail::Registry<Factory>& registry() {
-  static const detail::Registry<Factory> transports{"transport",
-                                                    {
-                                                        {"p2p", make_p2p_transport},
-                                                        {"persistent", make_persistent_transport},
-                                                        {"rma-fence", make_rma_fence_transport},
-                                                    }};
+const detail::Registry<Entry>& registry() {
+  static const detail::Registry<Entry> transports{
+      "transport",
+      {
+          {"neighbor", {make_neighbor_transport}},
+          {"p2p", {make_p2p_transport}},
+          // One partition per thread of the multiple model; flat is its one-thread case.
+          {"partitioned",
+           {make_partitioned_transport,
+            {"flat", "multiple"},
+            {},
+            make_partitioned_thread_transports,
+            partitioned_unavailable}},
+          {"persistent", {make_persistent_transport}},
+          {"rma-fence", {make_rma_fence_transport}},
+          {"rma-notify", {make_rma_notify_transport}},
+      }};
   return transports;
+}
+
+std::string listed(const std::vector<std::string>& names) {
+  std::string text;
+  for (const std::string& name : names) text += (text.empty() ? "" : ", ") + name;
+  return text;
 }
 
 }  // namespace
@@ -32,7 +69,36 @@ std::vector<std::string> transport_names() { return registry().names(); }
 void check_transport_name(std::string_view name) { registry().at(name); }
 
 std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, const TransportLimits& limits) {
-  return registry().at(name)(comm, limits);
+  return registry().at(name).make(comm, limits);
+}
+
+std::vector<std::unique_ptr<Transport>> make_thread_transports(std::string_view name, std::span<const MPI_Comm> comms,
+                                                               const TransportLimits& limits) {
+  const Entry& entry = registry().at(name);
+  if (entry.make_for_threads) return entry.make_for_threads(comms, limits);
+  std::vector<std::unique_ptr<Transport>> transports;
+  for (MPI_Comm comm : comms) transports.push_back(entry.make(comm, limits));
+  return transports;
+}
+
+TransportSupport transport_support(std::string_view name) {
+  const Entry& entry = registry().at(name);
+  return {entry.schedules.empty() ? schedule_names() : entry.schedules,
+          entry.models.empty() ? model_names() : entry.models};
+}
+
+void check_transport_support(std::string_view transport, std::string_view schedule, std::string_view model) {
+  const Entry& entry = registry().at(transport);
+  const TransportSupport support = transport_support(transport);
+  const auto has = [](const std::vector<std::string>& names, std::string_view name) {
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  if (!has(support.models, model) || !has(support.schedules, schedule))
+    throw ValueError(detail::concat("transport '", transport, "' does not support model '", model, "' with schedule '",
+                                    schedule, "'; it supports the models ", listed(support.models),
+                                    " with the schedules ", listed(support.schedules)));
+  if (entry.unavailable)
+    if (const std::string why = entry.unavailable(); !why.empty()) throw ValueError(why);
 }
 
 void deliver_to_self(std::span<const FaceMessage> messages, int self) {

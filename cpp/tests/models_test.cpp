@@ -5,6 +5,7 @@
 // mismatch and exits 1.
 #include <mpi.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <hybridfd/hybridfd.hpp>
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
         for (const std::string& schedule : hybridfd::schedule_names())
           for (const std::string& transport : hybridfd::transport_names())
             for (const int batch : {1, 3}) {
+              const auto support = hybridfd::transport_support(transport);
+              if (std::find(support.models.begin(), support.models.end(), model) == support.models.end()) continue;
               hybridfd::Operator op(decomposition, stencil,
                                     {.approach = "flat-optimized",
                                      .model = model,

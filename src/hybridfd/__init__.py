@@ -6,7 +6,15 @@ switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C 
 """
 
 from hybridfd import reference
-from hybridfd._core import approach_names, model_names, mpi_library_version, schedule_names, transport_names
+from hybridfd._core import (
+    RingWindow,
+    approach_names,
+    model_names,
+    mpi_library_version,
+    schedule_names,
+    transport_names,
+    transport_support,
+)
 from hybridfd.decomposition import Box, Decomposition, Layout
 from hybridfd.domain import Domain
 from hybridfd.groups import RankGroups
@@ -20,6 +28,7 @@ __all__ = [
     "Layout",
     "Operator",
     "RankGroups",
+    "RingWindow",
     "Stencil",
     "approach_names",
     "model_names",
@@ -27,5 +36,6 @@ __all__ = [
     "reference",
     "schedule_names",
     "transport_names",
+    "transport_support",
 ]
 __version__ = "0.1.0"

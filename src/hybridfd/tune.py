@@ -39,6 +39,7 @@ import numpy as np
 
 from hybridfd._collective import Problem as InputProblem
 from hybridfd._collective import agree
+from hybridfd._core import transport_support
 from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import Costs, Problem, predict, problem_of
@@ -236,7 +237,10 @@ def choose(
     if best is not None:
         winner = done[best]
         for transport in transports:
-            if transport == winner.candidate.transport:
+            support = transport_support(transport)
+            if transport == winner.candidate.transport or not (
+                winner.candidate.model in support["models"] and winner.candidate.schedule in support["schedules"]
+            ):
                 continue
             variant = Candidate(**{**winner.candidate.options(), "transport": transport})
             if not run(variant, winner.predicted):

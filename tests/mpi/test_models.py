@@ -28,13 +28,25 @@ CASES = [
     ("float64", (False, False, False), 3, (24, 24, 24)),
 ]
 
+# Threads and batches change what each transport is handed (per-thread transports,
+# message sizes) the same way for every transport: p2p runs all of them; every other
+# transport runs every model and schedule with these (a third of p2p's share).
+TRANSPORT_THREADS = (1, 3)
+TRANSPORT_BATCHES = (1, GRIDS)
 CONFIGS = [
     (model, threads, schedule, transport, batch)
     for model, threads, schedule, transport, batch in itertools.product(
         hf.model_names(), THREADS, hf.schedule_names(), hf.transport_names(), BATCHES
     )
-    if model != "flat" or threads == 1
+    if (model != "flat" or threads == 1)
+    and (transport == "p2p" or (threads in TRANSPORT_THREADS and batch in TRANSPORT_BATCHES))
+    and model in hf.transport_support(transport)["models"]
+    and schedule in hf.transport_support(transport)["schedules"]
 ]
+
+
+def supported(model: str, transport: str) -> bool:
+    return model in hf.transport_support(transport)["models"]
 
 
 @pytest.fixture(scope="module")
@@ -84,8 +96,10 @@ def test_funneled_overlap_any_master_share(cases, master_share, threads, schedul
         check(dec, op.apply(local), original, reference)
 
 
-@pytest.mark.parametrize("model", [m for m in hf.model_names() if m != "flat"])
-@pytest.mark.parametrize("transport", hf.transport_names())
+@pytest.mark.parametrize(
+    ("model", "transport"),
+    [(m, t) for m in hf.model_names() for t in hf.transport_names() if m != "flat" and supported(m, t)],
+)
 def test_steady_state_apply_allocates_nothing(cases, model, transport):
     dec, stencil, local, _, _ = cases[1]
     op = hf.Operator(dec, stencil, "flat-optimized", model=model, threads=3, transport=transport, batch=3)
@@ -178,3 +192,26 @@ def test_large_planes_are_computed_window_by_window(dtype):
         for schedule in hf.schedule_names():
             op = hf.Operator(dec, stencil, "flat-optimized", model=model, threads=threads, schedule=schedule, batch=2)
             np.testing.assert_array_equal(op.apply(local), original)
+
+
+@pytest.mark.parametrize("transport", hf.transport_names())
+def test_unsupported_model_is_refused_on_every_rank(cases, transport):
+    """A transport declares its models and schedules; any other is refused on every rank,
+    naming what it supports, before any message."""
+    dec, stencil, _, _, _ = cases[0]
+    support = hf.transport_support(transport)
+    assert set(support["models"]) <= set(hf.model_names()) and support["schedules"]
+    listed = ", ".join(support["models"])
+    for model in set(hf.model_names()) - set(support["models"]):
+        message = rf"transport '{transport}' does not support model '{model}'.*supports the models {listed} with"
+        with pytest.raises(ValueError, match=message):
+            hf.Operator(dec, stencil, "flat-optimized", model=model, threads=2, transport=transport)
+
+
+def test_partitioned_threads_with_uneven_shares_of_the_grids(cases):
+    """One partition per thread: 3 threads, G = 1, 2, 4, 5, 7 (some threads have fewer
+    batches, or none, and stand in with empty partitions), repeated on one Operator."""
+    for dec, stencil, local, original, _ in cases:
+        op = hf.Operator(dec, stencil, "hybrid-multiple", threads=3, transport="partitioned", batch=2, slope=1)
+        for grids in (7, 1, 5, 2, 0, 4, 7):
+            np.testing.assert_array_equal(op.apply(local[:grids]), original[:grids])

@@ -5,6 +5,7 @@ flat-original (bit for bit) and the numpy reference."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from mpi4py import MPI
 
 import hybridfd as hf
@@ -34,12 +35,40 @@ def test_thousand_random_applies():
         grids = int(rng.integers(0, MAX_GRIDS + 1))
         batch = int(rng.integers(1, MAX_GRIDS + 1))
         slope = int(rng.integers(0, batch.bit_length()))  # geometric: batch >> slope >= 1
-        model = str(rng.choice(models))
+        transport = str(rng.choice(hf.transport_names()))
+        model = str(rng.choice([m for m in models if m in hf.transport_support(transport)["models"]]))
         options = {"master_share": float(rng.choice([0.0, 0.5]))} if model == "funneled-overlap" else {}
         op = hf.Operator(
             dec, stencil, "flat-optimized", model=model, threads=THREADS, batch=batch, slope=slope,
-            schedule=str(rng.choice(hf.schedule_names())), transport=str(rng.choice(hf.transport_names())),
+            schedule=str(rng.choice(hf.schedule_names())), transport=transport,
             progress=int(rng.integers(0, 3)), **options,
         )  # fmt: skip
         out = op.apply(local[:grids])
         assert np.array_equal(out, original[:grids]), op.config
+
+
+@pytest.mark.parametrize("transport", hf.transport_names())
+def test_thousand_applies_per_transport(transport):
+    """Per transport: 1,000 applies with random G on Operators remade every 50 applies
+    with a random supported model, schedule, batch and slope."""
+    comm = MPI.COMM_WORLD
+    dom = hf.Domain((13, 9, 8), periodic=(True, False, True), dtype="float64")
+    dec = hf.Decomposition(dom, comm)
+    stencil = hf.Stencil.laplace(2)
+    rng = np.random.default_rng([2026, len(transport)])  # the same draws on every rank
+    full = rng.standard_normal((MAX_GRIDS, *dom.shape))
+    local = dec.scatter(full if comm.rank == 0 else None)
+    original = hf.Operator(dec, stencil).apply(local)
+    support = hf.transport_support(transport)
+    op = None
+    for index in range(APPLIES):
+        if index % 50 == 0:
+            batch = int(rng.integers(1, MAX_GRIDS + 1))
+            model = str(rng.choice(support["models"]))
+            op = hf.Operator(
+                dec, stencil, "flat-optimized", model=model, threads=1 if model == "flat" else 2, batch=batch,
+                slope=int(rng.integers(0, batch.bit_length())), schedule=str(rng.choice(support["schedules"])),
+                transport=transport, progress=int(rng.integers(0, 3)),
+            )  # fmt: skip
+        grids = int(rng.integers(0, MAX_GRIDS + 1))
+        assert np.array_equal(op.apply(local[:grids]), original[:grids]), (op.config, grids)

@@ -10,6 +10,7 @@
 #include "hybridfd/model.hpp"
 #include "hybridfd/operator.hpp"
 #include "hybridfd/peak.hpp"
+#include "hybridfd/ring_window.hpp"
 #include "hybridfd/schedule.hpp"
 #include "hybridfd/stencil.hpp"
 #include "hybridfd/thread_team.hpp"

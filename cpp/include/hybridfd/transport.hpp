@@ -38,6 +38,10 @@ class Transport {
   // Lets the MPI library move that batch's messages (it may only do so inside an MPI
   // call): called between compute blocks by schedules with progress on.
   virtual void progress(int ticket) = 0;
+  // Called by each thread of a model whose threads communicate (multiple) once its share
+  // of an apply is done: a transport whose threads share MPI requests (partitioned)
+  // stands in for a thread that has no more batches.
+  virtual void apply_done() {}
 };
 
 // What a transport must be ready for, known when it is made.
@@ -53,6 +57,23 @@ std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, 
 std::vector<std::string> transport_names();
 // Throws ValueError naming the transport and listing the known ones.
 void check_transport_name(std::string_view name);
+
+// One transport per thread of the multiple model, thread t's on comms[t]. Most are made
+// one by one; a transport whose threads share MPI requests (partitioned: one partition per
+// thread) makes them together. Collective over the communicators.
+std::vector<std::unique_ptr<Transport>> make_thread_transports(std::string_view name, std::span<const MPI_Comm> comms,
+                                                               const TransportLimits& limits);
+
+// The schedules and models a transport works with (each: all the registry knows unless
+// the transport declares fewer).
+struct TransportSupport {
+  std::vector<std::string> schedules;
+  std::vector<std::string> models;
+};
+TransportSupport transport_support(std::string_view name);
+// Local. Throws ValueError if the transport does not support the schedule or the model
+// (listing what it does support), or cannot run on this MPI library (naming it).
+void check_transport_support(std::string_view transport, std::string_view schedule, std::string_view model);
 
 // Delivers the self-addressed messages among `messages` by copying. Shared by all
 // transports so that a periodic axis of one box costs a memcpy, never an MPI call.

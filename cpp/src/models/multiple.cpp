@@ -21,12 +21,14 @@ class Multiple final : public Model {
         grid_lanes_(context.plan->grid_lanes()),
         phase_times_(context.phase_times),
         thread_times_(static_cast<std::size_t>(context.threads)) {
+    std::vector<MPI_Comm> comms;
+    for (int thread = 0; thread < context.threads; ++thread) comms.push_back(comms_[thread]);
+    transports_ = make_thread_transports(context.transport, comms, context.transport_limits());
     for (int thread = 0; thread < context.threads; ++thread) {
-      transports_.push_back(make_transport(context.transport, comms_[thread], context.transport_limits()));
       schedules_.push_back(
           make_schedule(context.schedule, {.plan = context.plan,
                                            .stencil = context.stencil,
-                                           .transport = transports_.back().get(),
+                                           .transport = transports_[static_cast<std::size_t>(thread)].get(),
                                            .rank = context.decomposition->rank(),
                                            .batches = context.batches,
                                            .progress = context.progress,
@@ -45,6 +47,7 @@ class Multiple final : public Model {
       const std::int64_t first = grids * thread / threads, last = grids * (thread + 1) / threads;
       schedules_[static_cast<std::size_t>(thread)]->apply(in + first * grid_lanes_, out + first * grid_lanes_,
                                                           last - first);
+      transports_[static_cast<std::size_t>(thread)]->apply_done();
     };
     team_.run(share);
     // Each thread's compute time, averaged over threads; a thread's idle time is its
