@@ -141,8 +141,22 @@ def test_masteronly_synchronises_once_per_batch() -> None:
     assert master == pytest.approx(base - compute / 2 + 8 * COSTS.sync, rel=1e-12)
 
 
+def test_each_batch_pays_its_messages_on_the_cpu() -> None:
+    # 12 messages per batch (six faces, each a send and a receive) at 0.5 us each: the
+    # cost grows with the number of batches, and no schedule hides it.
+    costs = Costs(**{**COSTS.__dict__, "per_message": 5e-7})
+    problem = Problem(**{**PROBLEM.__dict__, "messages_per_batch": 12})
+    for schedule in ("all-dims", "double-buffered", "overlap"):
+        for batch, batches in ((1, 64), (8, 8), (64, 1)):
+            without = predict(COSTS, problem, model="flat", schedule=schedule, batch=batch, slope=0)
+            with_messages = predict(costs, problem, model="flat", schedule=schedule, batch=batch, slope=0)
+            assert with_messages - without == pytest.approx(batches * 12 * 5e-7, rel=1e-9)
+
+
 def test_costs_reject_bad_values() -> None:
     with pytest.raises(ValueError, match="bandwidth must be > 0 bytes/s, got 0"):
         Costs(latency=0, bandwidth=0, compute_per_point=0, pack_per_byte=0, sync=0, cores=1, ranks_per_host=1)
     with pytest.raises(ValueError, match="cost latency must be a finite number >= 0, got -1"):
         Costs(latency=-1, bandwidth=1, compute_per_point=0, pack_per_byte=0, sync=0, cores=1, ranks_per_host=1)
+    with pytest.raises(ValueError, match="cost per_message must be a finite number >= 0, got nan"):
+        Costs(**{**COSTS.__dict__, "per_message": float("nan")})

@@ -201,6 +201,7 @@ def calibration_entry() -> dict:
         "compute_per_point": {"float64": {"24": 1e-9, "96": 2e-9}},
         "pack_per_byte": {"float64": 1e-10},
         "sync": 1e-6,
+        "per_message": 3e-7,
         "cores": 2,
         "ranks_per_host": 2,
     }
@@ -214,6 +215,7 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     assert calibrate.load(path, host="h", library="MPICH 5", ranks=4) is None
     costs = calibrate.costs(entry, "float64", 80**3)
     assert costs.compute_per_point == 2e-9  # 80 is nearer 96 than 24 on a log scale
+    assert costs.per_message == 3e-7
     with pytest.raises(ValueError, match="no compute time for dtype 'complex128'"):
         calibrate.costs(entry, "complex128", 10)
     data = json.loads(path.read_text())
@@ -222,7 +224,7 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     with pytest.raises(StoreProblem, match="bandwidth: -1 is less than or equal to the minimum of 0"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
     path.write_text('{"format": "something-else", "entries": {}}')
-    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/1 file"):
+    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/2 file"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
 
 

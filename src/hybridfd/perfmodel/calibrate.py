@@ -12,6 +12,9 @@
   the core's own code) minus the kernel time of the same grids, per halo byte.
 - Thread-team synchronisation: a master-only Operator with 2 threads on tiny grids, one
   batch per grid, minus the flat one, per batch.
+- CPU cost per message: ranks 0 and 1 exchange tiny faces, one batch per grid against
+  one batch for all grids, less the latency, per extra message
+  (:func:`message_seconds`).
 
 Results go to a JSON file keyed by host, MPI library and rank count, validated on load.
 Run on the ranks to calibrate for::
@@ -37,7 +40,7 @@ from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/1"
+FORMAT = "hybridfd-calibration/2"  # /2: per_message added
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -59,6 +62,7 @@ ENTRY_SCHEMA = {
         "compute_per_point",
         "pack_per_byte",
         "sync",
+        "per_message",
         "cores",
         "ranks_per_host",
     ],
@@ -91,6 +95,7 @@ ENTRY_SCHEMA = {
         },
         "pack_per_byte": {"type": "object", "propertyNames": {"enum": list(DTYPES)}, "additionalProperties": _NUMBER},
         "sync": _NUMBER,
+        "per_message": _NUMBER,
         "cores": {"type": "integer", "minimum": 1},
         "ranks_per_host": {"type": "integer", "minimum": 1},
     },
@@ -279,6 +284,49 @@ def sync_seconds(grids: int = 64, repeats: int = 5) -> float:
     return max(times[1] - times[0], 0.0) / grids
 
 
+def message_seconds(comm: object, latency: float, grids: int = 64, repeats: int = 5) -> float:
+    """Collective: CPU seconds per message posted and completed, through the core's own
+    exchange; every rank returns rank 0's number (0 on one rank, which sends none).
+
+    Ranks 0 and 1 share a periodic 8 x 4 x 4 box cut in two along x, so each batch sends
+    both x-faces to the other rank and receives both: 4 messages per rank per batch, of
+    a few hundred bytes (y and z faces go to the rank itself, a copy). One batch per
+    grid costs ``grids - 1`` more batches than one batch for all grids; their extra time
+    less one latency each (which the model charges as waiting), per message, is what a
+    message costs that neither its bytes nor the network explain.
+    """
+    from mpi4py import MPI
+
+    from hybridfd.decomposition import Decomposition
+    from hybridfd.domain import Domain
+    from hybridfd.operator import Operator
+    from hybridfd.stencil import Stencil
+
+    seconds = 0.0
+    if comm.Get_size() >= 2:
+        pair = comm.Split(0 if comm.Get_rank() < 2 else MPI.UNDEFINED, comm.Get_rank())
+        if pair != MPI.COMM_NULL:
+            try:
+                domain = Domain(shape=(8, 4, 4), periodic=(True, True, True), dtype="float64")
+                decomposition = Decomposition(domain, pair, grid=(2, 1, 1))
+                stencil = Stencil.laplace(1, 0.2)
+                a = np.ones((grids, 4, 4, 4))
+                out = np.empty_like(a)
+                times = []
+                for batch in (1, grids):
+                    op = Operator(
+                        decomposition, stencil, approach="flat-optimized", schedule="all-dims", batch=batch, slope=0
+                    )
+                    op.apply(a, out)
+                    pair.Barrier()
+                    times.append(_median_time(lambda op=op: op.apply(a, out), repeats))
+                extra_per_batch = (times[0] - times[1]) / (grids - 1) - latency
+                seconds = max(extra_per_batch, 0.0) / 4
+            finally:
+                pair.Free()
+    return comm.bcast(seconds, root=0)
+
+
 def ranks_per_host(comm: object) -> int:
     from mpi4py import MPI
 
@@ -324,7 +372,9 @@ def calibrate(
             "cores": os.cpu_count() or 1,
         }
     ranks_here = ranks_per_host(comm)
+    per_message = message_seconds(comm, latency, repeats=repeats)
     entry = comm.bcast(entry, root=0)
+    entry["per_message"] = per_message
     entry["ranks_per_host"] = comm.bcast(ranks_here, root=0)
     return entry
 
@@ -379,6 +429,7 @@ def costs(entry: dict, dtype: str, points: int) -> Costs:
         sync=entry["sync"],
         cores=entry["cores"],
         ranks_per_host=entry["ranks_per_host"],
+        per_message=entry["per_message"],
     )
 
 
@@ -465,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         for dtype, value in entry["pack_per_byte"].items():
             table.add_row(f"pack+unpack per byte, {dtype}", f"{value * 1e9:.4f} ns")
         table.add_row("team synchronisation", f"{entry['sync'] * 1e6:.2f} us")
+        table.add_row("CPU per message", f"{entry['per_message'] * 1e6:.3f} us")
         console = Console()
         console.print(table)
         console.print(f"written to {path} in {time.perf_counter() - start:.1f} s")
