@@ -233,7 +233,8 @@ def compute_per_point(dtype: str, n: int, radius: int = 2, repeats: int = 5) -> 
         padded = padded + 1j * rng.standard_normal(padded.shape)
     padded = np.ascontiguousarray(padded, dtype=dtype)
     out = np.empty((n, n, n), dtype=dtype)
-    grids = max(1, math.ceil(WORKING_SET_BYTES / (padded.nbytes + out.nbytes)))
+    # At most 4,096 grids: below 10^3 points a grid's call costs more than its bytes.
+    grids = max(1, min(4096, math.ceil(WORKING_SET_BYTES / (padded.nbytes + out.nbytes))))
     inputs = np.repeat(padded[np.newaxis], grids, axis=0)
     outputs = np.empty((grids, n, n, n), dtype=dtype)
     for g in range(grids):  # first touch of every page
