@@ -60,11 +60,9 @@ def hybridfd_worker(shape: int, grids: int, dtype: str, repeats: int) -> None:
             "checksum": [checksum.real, checksum.imag],
         }
     if comm.rank == 0:
-        print("RESULT " + json.dumps(result))
+        from hybridfd import launch
 
-
-def parse(output: str) -> dict:
-    return json.loads(next(line for line in output.splitlines() if line.startswith("RESULT "))[7:])
+        launch.report_result(result)
 
 
 def main() -> int:
@@ -110,7 +108,7 @@ def main() -> int:
                     if result.returncode != 0 or result.timed_out:
                         print(f"{name} failed: {' '.join(result.command)}\n{result.output}", file=sys.stderr)
                         return 1
-                theirs, mine = parse(gpaw.output), parse(ours.output)
+                theirs, mine = launch.worker_result(gpaw), launch.worker_result(ours)
                 samples.setdefault((ranks, dtype, "GPAW Laplace.apply"), []).append(theirs["ms_per_grid"])
                 reference = complex(*theirs["checksum"])
                 for label in HYBRIDFD_CONFIGS:

@@ -91,7 +91,7 @@ def part1_worker(shapes: list[int], batches: list[int], repeats: int) -> None:
                     )
                 del a, reference, out
     if comm.rank == 0:
-        print("RESULT " + json.dumps(rows))
+        launch.report_result(rows)
 
 
 class TimedOperator:
@@ -165,7 +165,7 @@ def part2_worker(rounds: int, h: float) -> None:
     ham.kin = gpaw_kin
     if comm.rank == 0:
         bands = atoms.calc.dft.ibzwfs.nbands
-        print("RESULT " + json.dumps({"grid": [int(n) for n in grid.size_c], "bands": bands, "rows": rows}))
+        launch.report_result({"grid": [int(n) for n in grid.size_c], "bands": bands, "rows": rows})
 
 
 def launch(ranks: int, argv: list[str]) -> dict | list:
@@ -173,9 +173,7 @@ def launch(ranks: int, argv: list[str]) -> dict | list:
 
     environment = {"GPAW_MPI_BACKEND": "mpi4py", "OMP_NUM_THREADS": "1"}
     result = launcher.run(ranks, [sys.executable, __file__, *argv], timeout=3600, extra_env=environment)
-    if result.returncode != 0 or result.timed_out:
-        raise RuntimeError(f"{' '.join(result.command)} failed:\n{result.output}")
-    return json.loads(next(line for line in result.output.splitlines() if line.startswith("RESULT "))[7:])
+    return launcher.worker_result(result)
 
 
 def median(values: list[float]) -> float:

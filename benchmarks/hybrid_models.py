@@ -103,7 +103,9 @@ def worker(grids: int, size: int, repeats: int) -> None:
         rows.append({"approach": approach, "label": label, "seconds": seconds, "config": op.config, "phases": phases})
         del op
     if comm.rank == 0:
-        print("RESULT " + json.dumps(rows), flush=True)
+        from hybridfd import launch
+
+        launch.report_result(rows)
 
 
 def plot(result: dict, path: Path) -> None:
@@ -165,10 +167,7 @@ def main() -> None:
             argv = [sys.executable, __file__, "--worker", "--grids", str(args.grids), "--size", str(args.size)]
             argv += ["--applies", str(args.applies)]
             result = launch.run(ranks, argv, timeout=1800, extra_env={"HYBRID_MODELS_THREADS": str(threads)})
-            lines = [line for line in result.output.splitlines() if line.startswith("RESULT ")]
-            if result.returncode != 0 or not lines:
-                raise SystemExit(f"{ranks}x{threads} failed:\n{result.output}")
-            for row in json.loads(lines[0][len("RESULT ") :]):
+            for row in launch.worker_result(result):
                 measured.setdefault((ranks, threads, row["label"]), []).append(row)
             print(f"round {round_ + 1}/{args.repeats}: {ranks} ranks x {threads} threads done", flush=True)
 

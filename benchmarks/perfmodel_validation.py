@@ -103,7 +103,9 @@ def worker(quick: bool, repeats: int) -> None:
             "half_bandwidth_bytes": entry["half_bandwidth_bytes"],
             "cases": cases,
         }
-        print("RESULT " + json.dumps(summary))
+        from hybridfd import launch
+
+        launch.report_result(summary)
 
 
 def bluegene_p() -> list[dict]:
@@ -186,10 +188,7 @@ def main() -> int:
 
     argv = [sys.executable, __file__, "--worker", "--repeats", str(args.repeats), *(["--quick"] if args.quick else [])]
     result = launch.run(2, argv, timeout=3000)
-    if result.returncode != 0 or result.timed_out:
-        print(result.output, file=sys.stderr)
-        return 1
-    summary = json.loads(next(line for line in result.output.splitlines() if line.startswith("RESULT "))[7:])
+    summary = launch.worker_result(result)
     summary["bluegene_p"] = bluegene_p()
     print(f"command: {' '.join(['python', *sys.argv])}\n")
     print(

@@ -101,7 +101,9 @@ def worker(rounds: int, quick: bool) -> None:
                 }
             )
     if comm.rank == 0:
-        print("RESULT " + json.dumps(rows))
+        from hybridfd import launch
+
+        launch.report_result(rows)
 
 
 def main() -> int:
@@ -126,10 +128,7 @@ def main() -> int:
             *(["--quick"] if args.quick else []),
         ]
         result = launch.run(ranks, argv, timeout=3000)
-        if result.returncode != 0 or result.timed_out:
-            print(result.output, file=sys.stderr)
-            return 1
-        rows += json.loads(next(line for line in result.output.splitlines() if line.startswith("RESULT "))[7:])
+        rows += launch.worker_result(result)
     print(f"command: {' '.join(['python', *sys.argv])}\n")
     print(
         "| ranks x threads | approach | case | off ms (median) | on ms (median) | overhead (median of ratios) "

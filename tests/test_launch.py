@@ -92,3 +92,15 @@ def test_command_line_runs_and_prints_the_mpiexec_line() -> None:
     assert lines[0].startswith("launch: ") and "-n 2" in lines[0], result.stdout
     # Two ranks print concurrently; count the words, not the lines they land on.
     assert "".join(lines[1:]).count("hi") == 2, result.stdout
+
+
+def test_worker_result_reads_the_reported_value_or_says_why_not() -> None:
+    ok = launch.Result(["w"], 0, 'noise\nRESULT {"a": [1, 2]}\n', 0.1, False)
+    assert launch.worker_result(ok) == {"a": [1, 2]}
+    for result, why in (
+        (launch.Result(["w"], 3, "rank 1 crashed", 0.1, False), "w: exit code 3\nrank 1 crashed"),
+        (launch.Result(["w"], 0, "nothing", 0.1, True), "w: timed out"),
+        (launch.Result(["w"], 0, "nothing", 0.1, False), "w: no result"),
+    ):
+        with pytest.raises(RuntimeError, match=why):
+            launch.worker_result(result)

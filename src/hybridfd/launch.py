@@ -86,6 +86,31 @@ class Result:
     timed_out: bool
 
 
+RESULT_PREFIX = "RESULT "
+
+
+def report_result(value: object) -> None:
+    """For a worker launched by :func:`run`: print ``value`` as the one JSON line that
+    :func:`worker_result` reads back (benchmarks run their MPI part this way)."""
+    import json
+
+    print(RESULT_PREFIX + json.dumps(value), flush=True)
+
+
+def worker_result(result: Result) -> object:
+    """The value a worker printed with :func:`report_result`; RuntimeError with the
+    command and everything the ranks printed if it failed, timed out or printed none."""
+    import json
+
+    lines = [line for line in result.output.splitlines() if line.startswith(RESULT_PREFIX)]
+    if result.returncode != 0 or result.timed_out or not lines:
+        why = (
+            "timed out" if result.timed_out else f"exit code {result.returncode}" if result.returncode else "no result"
+        )
+        raise RuntimeError(f"{' '.join(result.command)}: {why}\n{result.output}")
+    return json.loads(lines[0][len(RESULT_PREFIX) :])
+
+
 def run(
     ranks: int,
     argv: list[str],

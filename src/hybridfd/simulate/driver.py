@@ -122,26 +122,11 @@ def operator_checksum(argv: Sequence[str]) -> float:
     options (``hybridfd-bench``'s problem and operator options)."""
     from mpi4py import MPI
 
-    import hybridfd as hf
+    from hybridfd.cli.run import build
 
     args = _arguments(argv)
-    domain = hf.Domain(args.shape, periodic=args.periodic, dtype=args.dtype)
-    decomposition = hf.Decomposition(domain, MPI.COMM_WORLD, grid=args.grid)
-    stencil = hf.Stencil.laplace(args.radius, args.spacing)
-    op = hf.Operator(
-        decomposition,
-        stencil,
-        approach=args.approach or "flat-original",
-        model=args.model,
-        threads=args.threads,
-        master_share=args.master_share,
-        schedule=args.schedule,
-        transport=args.transport,
-        batch=args.batch,
-        slope=args.slope,
-        slope_kind=args.slope_kind,
-        progress=args.progress,
-    )
+    args.approach = args.approach or "flat-original"  # the driver's default
+    _, decomposition, _, op = build(args, tuple(args.shape), MPI.COMM_WORLD)
     box = decomposition.box()
     a = field(args.grids, box.offset, box.extent, args.dtype)
     out = op.apply(a, out=np.empty_like(a))
