@@ -1,15 +1,18 @@
 """Performance-model validation (GPAW journal Sect. 5.1.2, Fig. 5.2): predicted against
 measured apply time of flat double-buffered batches, batch 1..64 and slope 0..3, on 2
-ranks, sub-grids of 24^3 and 96^3 per rank; the model's best batch/slope against the
-measured best; the tuner's choice and its cost; and the model applied to the seed's
-Blue Gene/P numbers.
+ranks, sub-grids of 24^3 and 96^3 per rank, float64 and complex128; the model's best
+batch/slope against the measured best; the tuner's choices and their cost on a
+1,000-grid job; and the model applied to the seed's Blue Gene/P numbers.
 
     .venv/bin/python benchmarks/perfmodel_validation.py [--repeats 5] [--quick]
 
 Runs itself under the launcher on 2 ranks. One run: calibration first (ping-pong, kernel
-C, pack cost: :mod:`hybridfd.perfmodel.calibrate`), then every setting timed in
-interleaved rounds (median of the rounds; a round's time is the slowest rank's), then
-the tuner (``approach="auto"`` machinery, no cache) timed on the same problem. Writes
+C, pack cost: :mod:`hybridfd.perfmodel.calibrate`), saved as the tuner's calibration
+file; then per case every setting timed in interleaved rounds (median of the rounds; a
+round's time is the slowest rank's); then a job of 1,000 grids, applied 64 at a time,
+with ``approach="auto"`` (no cache: it tunes on the job's own grids) interleaved with
+the same job at the best measured setting; then each tuned choice timed beside the best.
+Every output is checked bit-identical to flat-original. Writes
 results/perfmodel_validation.json and docs/img/perfmodel_validation.png.
 """
 
@@ -27,76 +30,156 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
 GRIDS = 64
+JOB_GRIDS = 1000
 
 
 def settings() -> list[tuple[int, int]]:
     return [(b, n) for b in BATCHES for n in range(min(3, b.bit_length() - 1) + 1)]
 
 
+CHOICE = ("approach", "model", "schedule", "transport", "batch", "slope", "threads")
+
+
+def label(config: dict) -> str:
+    return (
+        f"{config['model']}/{config['schedule']}/{config['transport']} b={config['batch']} n={config['slope']} "
+        f"T={config['threads']} ({config['approach']})"
+    )
+
+
+def timed_apply(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
+    """One apply after a barrier: the slowest rank's seconds."""
+    from mpi4py import MPI
+
+    comm.Barrier()
+    begin = time.perf_counter()
+    op.apply(a, out=out)
+    return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+
+
+def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
+    """A job of JOB_GRIDS grids applied GRIDS at a time (as a code loops over blocks of
+    its grids, e.g. GPAW's bands): the slowest rank's seconds."""
+    from mpi4py import MPI
+
+    comm.Barrier()
+    begin = time.perf_counter()
+    for first in range(0, JOB_GRIDS, GRIDS):
+        count = min(GRIDS, JOB_GRIDS - first)
+        op.apply(a[:count], out=out[:count])
+    return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+
+
 def worker(quick: bool, repeats: int) -> None:
     from mpi4py import MPI
 
     import hybridfd as hf
-    from hybridfd import tune
     from hybridfd.perfmodel import calibrate, predict, problem_of
 
     comm = MPI.COMM_WORLD
     stencil = hf.Stencil.laplace(2, 0.2)
     edges = (12, 24) if quick else (24, 96)
+    dtypes = ("float64",) if quick else ("float64", "complex128")
     start = time.perf_counter()
-    entry = calibrate.calibrate(comm, subgrids=edges, dtypes=("float64",), repeats=repeats)
+    entry = calibrate.calibrate(comm, subgrids=edges, dtypes=dtypes, repeats=repeats)
     calibration_seconds = time.perf_counter() - start
+    # The tuner reads this run's calibration, as it would read `hybridfd calibrate`'s file:
+    # calibration is once per machine and rank count, tuning once per problem.
+    calibration_file = ROOT / "results" / f"perfmodel_validation_calibration_{comm.size}.json"
+    if comm.rank == 0:
+        calibration_file.parent.mkdir(exist_ok=True)
+        calibrate.save(entry, calibration_file)
+    comm.Barrier()
     cases = []
-    for n in edges:
-        dec = hf.Decomposition(hf.Domain((2 * n, n, n)), comm, grid=(comm.size, 1, 1))
-        a = np.random.default_rng(comm.rank).standard_normal(dec.local_shape(GRIDS))
-        out = np.empty_like(a)
-        reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
-        problem = problem_of(dec, stencil.radius, GRIDS)
-        costs = calibrate.costs(entry, "float64", problem.points)
-        times: dict[tuple[int, int], list[float]] = {s: [] for s in settings()}
-        for _ in range(repeats):  # interleaved rounds: noise hits every setting alike
-            for batch, slope in settings():
-                op = hf.Operator(dec, stencil, approach="flat-optimized", batch=batch, slope=slope)
-                op.apply(a, out=out)
-                comm.Barrier()
-                begin = time.perf_counter()
-                op.apply(a, out=out)
-                times[(batch, slope)].append(comm.allreduce(time.perf_counter() - begin, op=MPI.MAX))
-                assert np.array_equal(out, reference), (batch, slope)
-                del op
-        rows = []
-        for (batch, slope), measured in times.items():
-            predicted = predict(costs, problem, model="flat", schedule="double-buffered", batch=batch, slope=slope)
-            rows.append(
-                {"batch": batch, "slope": slope, "predicted": predicted, "measured": float(np.median(measured))}
-            )
-        # The tuner on the same problem, from scratch (no cache, this run's calibration
-        # left aside so its own quick calibration is part of the cost it reports).
-        decision = tune.tune(dec, stencil, GRIDS, threads=1, cache=False, calibration=ROOT / "results" / "none.json")
-        chosen = hf.Operator(dec, stencil, **decision.candidate.options())
-        chosen_times = []
-        for _ in range(repeats):
-            chosen.apply(a, out=out)
-            comm.Barrier()
-            begin = time.perf_counter()
-            chosen.apply(a, out=out)
-            chosen_times.append(comm.allreduce(time.perf_counter() - begin, op=MPI.MAX))
-        assert np.array_equal(out, reference)
-        cases.append(
-            {
-                "subgrid": n,
-                "rows": rows,
-                "costs": costs.__dict__,
-                "tuned": decision.candidate.label(),
-                "tuned_measured": float(np.median(chosen_times)),
-                "tuning_seconds": decision.tuning_seconds,
+    for dtype in dtypes:
+        for n in edges:
+            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
+            rng = np.random.default_rng(comm.rank)
+            a = rng.standard_normal(dec.local_shape(GRIDS)).astype(dtype)
+            out = np.empty_like(a)
+            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            problem = problem_of(dec, stencil.radius, GRIDS)
+            costs = calibrate.costs(entry, dtype, problem.points)
+            operators = {
+                s: hf.Operator(dec, stencil, approach="flat-optimized", batch=s[0], slope=s[1]) for s in settings()
             }
-        )
+            times: dict[tuple[int, int], list[float]] = {s: [] for s in settings()}
+            for op in operators.values():
+                op.apply(a, out=out)
+            for _ in range(repeats):  # interleaved rounds: noise hits every setting alike
+                for setting, op in operators.items():
+                    times[setting].append(timed_apply(comm, op, a, out))
+                    assert np.array_equal(out, reference), setting
+            rows = []
+            for (batch, slope), measured in times.items():
+                predicted = predict(costs, problem, model="flat", schedule="double-buffered", batch=batch, slope=slope)
+                rows.append(
+                    {"batch": batch, "slope": slope, "predicted": predicted, "measured": float(np.median(measured))}
+                )
+            best_setting = min(times, key=lambda s: np.median(times[s]))
+            best = operators[best_setting]
+            del operators
+
+            # The job, tuned on its own grids by approach="auto" (no cache), against the
+            # same job with the best setting measured above; interleaved, `repeats` each.
+            options = {"cache": False, "calibration": calibration_file}
+            job_auto, job_best, decisions = [], [], []
+            for _ in range(repeats):
+                auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+                job_auto.append(run_job(comm, auto, a, out))
+                assert np.array_equal(out, reference)
+                decisions.append(auto.config)
+                del auto
+                job_best.append(run_job(comm, best, a, out))
+            # Each distinct tuned choice, timed in interleaved rounds beside the best.
+            chosen = [tuple(c[k] for k in CHOICE) for c in decisions]
+            tuned_ops = {
+                choice: hf.Operator(dec, stencil, **dict(zip(CHOICE, choice, strict=True)))
+                for choice in dict.fromkeys(chosen)
+            }
+            tuned_times: dict[tuple, list[float]] = {choice: [] for choice in tuned_ops}
+            best_times: list[float] = []
+            for op in tuned_ops.values():
+                op.apply(a, out=out)
+            for _ in range(repeats):
+                best_times.append(timed_apply(comm, best, a, out))
+                for choice, op in tuned_ops.items():
+                    tuned_times[choice].append(timed_apply(comm, op, a, out))
+                    assert np.array_equal(out, reference)
+            del tuned_ops, best
+            tunings = [
+                {
+                    "setting": label(dict(zip(CHOICE, choice, strict=True))),
+                    "vs_best": float(np.median(tuned_times[choice]) / np.median(best_times)),
+                }
+                for choice in chosen
+            ]
+            cases.append(
+                {
+                    "subgrid": n,
+                    "dtype": dtype,
+                    "rows": rows,
+                    "costs": costs.__dict__,
+                    "best_setting": best_setting,
+                    "tunings": tunings,
+                    "decisions": [
+                        {
+                            "setting": label(c),
+                            "tuning_seconds": c["tuning"]["tuning_seconds"],
+                            "grids_applied": c["tuning"]["grids_applied"],
+                            "overhead_seconds": c["tuning"]["overhead_seconds"],
+                        }
+                        for c in decisions
+                    ],
+                    "job_auto": float(np.median(job_auto)),
+                    "job_best": float(np.median(job_best)),
+                }
+            )
     if comm.rank == 0:
         summary = {
             "ranks": comm.size,
             "grids": GRIDS,
+            "job_grids": JOB_GRIDS,
             "calibration_seconds": calibration_seconds,
             "latency": entry["latency"],
             "bandwidth": entry["bandwidth"],
@@ -196,6 +279,7 @@ def main() -> int:
         f"l = {summary['latency'] * 1e6:.2f} us, B = {summary['bandwidth'] / 1e9:.2f} GB/s, "
         f"half bandwidth at {summary['half_bandwidth_bytes']:.0f} B\n"
     )
+    overview = []
     for case in summary["cases"]:
         rows = case["rows"]
         errors = [abs(r["predicted"] - r["measured"]) / r["measured"] for r in rows]
@@ -206,8 +290,9 @@ def main() -> int:
         case["model_best"] = (model_best["batch"], model_best["slope"])
         case["measured_best"] = (measured_best["batch"], measured_best["slope"])
         case["model_pick_vs_best"] = model_best["measured"] / measured_best["measured"]
-        case["tuned_vs_best"] = case["tuned_measured"] / measured_best["measured"]
-        print(f"### {GRIDS} grids of {case['subgrid']}^3 per rank, flat double-buffered\n")
+        case["job_overhead"] = case["job_auto"] / case["job_best"] - 1
+        name = f"{case['subgrid']}^3 {case['dtype']}"
+        print(f"### {GRIDS} grids of {name} per rank, flat double-buffered\n")
         print("| batch | slope | predicted ms | measured ms | error |")
         print("|---:|---:|---:|---:|---:|")
         for r in rows:
@@ -218,11 +303,48 @@ def main() -> int:
         print(
             f"\nmedian relative error {case['median_relative_error'] * 100:.0f} %; model's best (b, n) = "
             f"{case['model_best']}, measured best = {case['measured_best']}; the model's pick measures "
-            f"{case['model_pick_vs_best']:.3f}x the best; {within} of {len(rows)} settings within 5 % of the best; "
-            f"tuner chose {case['tuned']}: {case['tuned_vs_best']:.3f}x the best, tuning took "
-            f"{case['tuning_seconds']:.2f} s = {case['tuning_seconds'] / (case['tuned_measured'] * 1000 / GRIDS):.0f}x "
-            f"one apply of 1,000 grids\n"
+            f"{case['model_pick_vs_best']:.3f}x the best; {within} of {len(rows)} settings within 5 % of the best\n"
         )
+        print(f"A job of {JOB_GRIDS} grids ({GRIDS} per apply) with approach='auto', tuned on its own grids:\n")
+        print("| tuning | chosen | chosen vs best | tuning s | grids computed by trials | overhead s |")
+        print("|---:|---|---:|---:|---:|---:|")
+        for i, (decision, tuning) in enumerate(zip(case["decisions"], case["tunings"], strict=True), 1):
+            print(
+                f"| {i} | {decision['setting']} | {tuning['vs_best']:.3f}x | {decision['tuning_seconds']:.3f} | "
+                f"{decision['grids_applied']} | {decision['overhead_seconds']:.3f} |"
+            )
+        print(
+            f"\njob time: auto {case['job_auto']:.3f} s, best setting {case['job_best']:.3f} s: tuning costs "
+            f"{case['job_overhead'] * 100:+.1f} % of the job (medians of {len(case['decisions'])})\n"
+        )
+        overview.append(
+            (
+                name,
+                case["median_relative_error"],
+                case["model_best"],
+                case["measured_best"],
+                case["model_pick_vs_best"],
+                f"{within} of {len(rows)}",
+                [t["vs_best"] for t in case["tunings"]],
+                case["job_overhead"],
+            )
+        )
+    tunings = [ratio for row in overview for ratio in row[6]]
+    print("### Summary\n")
+    print(
+        "| sub-grid | median error | model's best (b, n) | measured best (b, n) | model's pick vs best "
+        "| settings within 5 % | tuned choices vs best | tuning cost, % of the job |"
+    )
+    print("|---|---:|---|---|---:|---:|---|---:|")
+    for name, error, model, measured, pick, within, ratios, overhead in overview:
+        print(
+            f"| {name} | {error * 100:.0f} % | {model} | {measured} | {pick:.2f}x | {within} | "
+            f"{', '.join(f'{r:.2f}x' for r in ratios)} | {overhead * 100:+.1f} % |"
+        )
+    print(
+        f"\ntuned choices within 5 % of the best: {sum(r <= 1.05 for r in tunings)} of {len(tunings)}; "
+        f"calibration (once per machine and rank count) took {summary['calibration_seconds']:.1f} s\n"
+    )
     print("### The model on the seed's Blue Gene/P numbers\n")
     print("| setting | compute | best batch | best slope | predicted ms | batch 8, slope 0 ms | l for b >= 8 |")
     print("|---|---|---:|---:|---:|---:|---:|")
@@ -246,8 +368,11 @@ def plot(summary: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
 
     cases = summary["cases"]
-    fig, axes = plt.subplots(1, len(cases), figsize=(5.5 * len(cases), 4))
-    for ax, case in zip(np.atleast_1d(axes), cases, strict=True):
+    columns = min(len(cases), 2)
+    fig, axes = plt.subplots(
+        math.ceil(len(cases) / columns), columns, figsize=(5.5 * columns, 4 * math.ceil(len(cases) / columns))
+    )
+    for ax, case in zip(np.ravel(axes), cases, strict=True):
         for slope, marker in zip(range(4), "osD^", strict=True):
             rows = [r for r in case["rows"] if r["slope"] == slope]
             if not rows:
@@ -265,7 +390,7 @@ def plot(summary: dict, path: Path) -> None:
         ax.set_xscale("log", base=2)
         ax.set_xlabel("batch size b (grids per message)")
         ax.set_ylabel("ms per apply (slowest rank)")
-        ax.set_title(f"{summary['ranks']} ranks, {GRIDS} grids of {case['subgrid']}^3 per rank", fontsize=9)
+        ax.set_title(f"{summary['ranks']} ranks, {GRIDS} grids of {case['subgrid']}^3 {case['dtype']}", fontsize=9)
         ax.legend(fontsize=7, ncol=2)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)

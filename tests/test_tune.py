@@ -4,6 +4,7 @@ its corrupt, stale and foreign entries, the calibration file, and both command l
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -53,65 +54,84 @@ def test_candidates_come_from_the_registries() -> None:
     assert len(set(candidates)) == len(candidates)
 
 
+def drive(steps, cost) -> tuple[object, list[tune.Request]]:
+    """Run a race or tournament coroutine to its end, answering each request with
+    ``cost(candidate)``; return its result and the requests it made."""
+    requests = []
+    try:
+        request = next(steps)
+        while True:
+            requests.append(request)
+            request = steps.send(cost(request[0]))
+    except StopIteration as end:
+        return end.value, requests
+
+
+def entrants(ranked, count: int) -> list[tune.Entrant]:
+    return [tune.Entrant(c, p) for c, p in tune.shortlist(ranked, count)[:count]]
+
+
 def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     # The model's ranking is the cost blurred by a small error that keeps the best among
     # the first trials; the measured cost is exact; the transport comes from trials.
     ranked = tune.rank(pool(), lambda c: synthetic(c) + 0.3 * (c.batch == 16))
-    measured = []
-
-    def measure(c: tune.Candidate) -> float:
-        measured.append(c)
-        return synthetic(c)
-
-    winner, predicted, seconds, trials = tune.choose(
-        MPI.COMM_SELF, ranked, measure, trials=4, budget=60, transports=hf.transport_names()
+    shortlist = entrants(ranked, 4)
+    (winner, raced), requests = drive(
+        tune.tournament(MPI.COMM_SELF, shortlist, hf.transport_names(), math.inf), synthetic
     )
-    assert (winner.model, winner.schedule, winner.batch, winner.slope, winner.transport) == (
-        "flat",
-        "double-buffered",
-        8,
-        2,
-        "persistent",
-    )
-    assert seconds == 0.0
-    assert len(measured) == 4 + len(hf.transport_names()) - 1
-    assert [t.candidate for t in trials] == measured
+    c = winner.candidate
+    assert (c.model, c.schedule, c.batch, c.slope, c.transport) == ("flat", "double-buffered", 8, 2, "persistent")
+    assert winner.seconds() == 0.0
+    # Every entrant warms up once, untimed, before its first timed chunk.
+    assert sum(not timed for _, timed in requests) == len(raced)
+    assert [r for r in requests if not r[1]] == [(e.candidate, False) for e in raced]
+    variants = raced[4:]
+    assert {e.candidate.transport for e in variants} == {
+        t
+        for t in hf.transport_names()
+        if t != "p2p"
+        and "flat" in hf.transport_support(t)["models"]
+        and "double-buffered" in hf.transport_support(t)["schedules"]
+    }
 
 
-def test_shortlist_measures_other_families_first() -> None:
+def test_race_halves_the_field_each_round() -> None:
     ranked = tune.rank(pool(), synthetic)
-    listed = tune.shortlist(ranked, 4)
-    assert sorted(map(id, listed)) == sorted(map(id, ranked))
-    families = [(c.model, c.schedule, c.threads) for c, _ in listed[:2]]
-    assert listed[0] == ranked[0] and len(set(families)) == 2
-    # Ties go to the larger batch: fewer messages.
-    tied = tune.rank(pool(8), lambda c: 1.0)
-    assert tied[0][0].batch == 8
+    field = entrants(ranked, 8)
+    order = {e.candidate: i for i, e in enumerate(field)}
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, math.inf), lambda c: float(order[c]))
+    timed = [order[c] for c, t in requests if t]
+    # 8 run, the faster 4 again, then 2, then the winner stands alone.
+    assert timed == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1]
+    assert [len(e.samples) for e in field] == [3, 3, 2, 2, 1, 1, 1, 1]
+    assert tune.leader(MPI.COMM_SELF, field) is field[0]
 
 
 def test_refused_candidates_are_skipped() -> None:
     ranked = tune.rank(pool(8), synthetic)
+    field = entrants(ranked, 3)
+    refused = field[0].candidate
 
-    def measure(c: tune.Candidate) -> float | None:
-        return None if c.batch == 8 else synthetic(c)
+    def cost(c: tune.Candidate) -> float | None:
+        return None if c == refused else synthetic(c)
 
-    winner, _, _, trials = tune.choose(MPI.COMM_SELF, ranked, measure, trials=2, budget=60)
-    assert winner.batch != 8
-    assert trials[0].measured is None
-    assert sum(t.measured is not None for t in trials) == 2
-
-
-def test_nothing_runnable_is_an_error() -> None:
-    with pytest.raises(ValueError, match="no candidate setting could run"):
-        tune.choose(MPI.COMM_SELF, tune.rank(pool(2), synthetic), lambda c: None, trials=2, budget=60)
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, math.inf), cost)
+    assert requests.count((refused, False)) == 1 and (refused, True) not in requests
+    assert field[0].refused and field[0].trial().measured is None and field[0].trial().note == "refused"
+    assert tune.leader(MPI.COMM_SELF, field) is not field[0]
 
 
-def test_budget_bounds_the_trials() -> None:
-    # A zero budget still runs the first trial, and nothing after it.
-    winner, _, _, trials = tune.choose(
-        MPI.COMM_SELF, tune.rank(pool(), synthetic), synthetic, trials=10, budget=0.0, transports=("persistent",)
-    )
-    assert len(trials) == 1
+def test_nothing_runnable_leaves_no_winner() -> None:
+    field = entrants(tune.rank(pool(2), synthetic), 2)
+    (winner, raced), _ = drive(tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), math.inf), lambda c: None)
+    assert winner is None and all(e.refused for e in raced)
+
+
+def test_budget_bounds_the_race() -> None:
+    # A deadline already passed ends the race after its first round.
+    field = entrants(tune.rank(pool(), synthetic), 6)
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, 0.0), synthetic)
+    assert sum(timed for _, timed in requests) == 6
 
 
 def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:

@@ -28,11 +28,13 @@ class Operator:
 
     ``approach="auto"`` lets :mod:`hybridfd.tune` choose model, schedule, transport,
     threads (at most ``threads``), batch and slope for this problem: from its cache, or
-    by the performance model and short trial applies, for ``grids`` grids (default: the
-    G of the first apply, which then tunes before it applies). :attr:`config` says
-    whether the choice came from the tuner or the cache (``approach_source``) and what
-    tuning cost (``tuning``). ``tune_options`` passes keywords to
-    :func:`hybridfd.tune.tune` (cache, calibration, trials, budget).
+    by the performance model and races of trial applies. With ``grids`` given it tunes
+    now, on scratch arrays; otherwise for the G of the first apply, on the grids of the
+    first applies themselves (every setting gives the same bits; see
+    :class:`hybridfd.tune.Tuning`). :attr:`config` says whether the choice came from the
+    tuner or the cache (``approach_source``, None while tuning) and what tuning cost
+    (``tuning``). ``tune_options`` passes keywords to :class:`hybridfd.tune.Tuning`
+    (cache, calibration, trials, budget, trial_grids).
 
     ``trace=True`` traces the applies from the start (as :meth:`start_trace` would): every
     thread's pack, post, wait, progress, unpack and compute events with their batch
@@ -66,6 +68,7 @@ class Operator:
         self.decomposition = decomposition
         self.stencil = stencil
         self._tuning = None
+        self._tuning_run = None  # the tuner while approach="auto" tunes on the first applies
         self._trace_events: int | None = None  # buffer size to trace with, once the core exists
         if approach == "auto":
             self._core = None
@@ -132,24 +135,58 @@ class Operator:
             self._tune_for(grids)
 
     def _tune_for(self, grids: int) -> None:
+        """Tune now, on scratch arrays (``Operator(..., grids=G)``)."""
         from hybridfd import tune
 
-        decision = tune.tune(self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options)
-        self._core = _core.Operator(
-            self.decomposition._core,
-            self.stencil._core,
-            decision.candidate.approach,
-            decision.candidate.model,
-            decision.candidate.threads,
-            None,
-            decision.candidate.schedule,
-            decision.candidate.transport,
-            decision.candidate.batch,
-            decision.candidate.slope,
-            "",
-            None,
+        self._adopt(
+            tune.tune(self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options)
         )
+
+    def _tune_on(self, a: np.ndarray, out: np.ndarray, phases: tuple | None) -> int:
+        """Tune on the leading grids of this apply (collective); return how many of them
+        the trials computed. Tuning may span several applies when G is small."""
+        from hybridfd import tune
+
+        grids = a.shape[0] if a.ndim == 4 else 1
+        if self._tuning_run is None:
+            # Every rank must tune for the same G.
+            agree(self.decomposition.comm, None, grids, "number of grids G")
+            self._tuning_run = tune.Tuning(
+                self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options
+            )
+        done = 0
+        if self._tuning_run.decision is None:
+            if a.ndim == 3:
+                a, out = a[np.newaxis], out[np.newaxis]
+            done = self._tuning_run.feed(a, out, phases)
+        self._adopt(self._tuning_run.decision, self._tuning_run.winner_operator)
+        return done
+
+    def _adopt(self, decision: object, operator: Operator | None = None) -> None:
+        """Take the tuner's decision once made: the winner's Operator of the trials if
+        there is one, else a new core for its setting."""
+        if decision is None:
+            return
+        if operator is not None:
+            self._core = operator._core
+        else:
+            c = decision.candidate
+            self._core = _core.Operator(
+                self.decomposition._core,
+                self.stencil._core,
+                c.approach,
+                c.model,
+                c.threads,
+                None,
+                c.schedule,
+                c.transport,
+                c.batch,
+                c.slope,
+                "",
+                None,
+            )
         self._tuning = decision
+        self._tuning_run = None
         if self._trace_events is not None:
             self._core.start_trace(self._trace_events)
 
@@ -255,14 +292,13 @@ class Operator:
                 problem = found
         if problem is not None:
             agree(self.decomposition.comm, problem, 0, "number of grids G")
-        if self._core is None:
-            # Tuning is collective: every rank must tune for the same G.
-            grids = a.shape[0] if a.ndim == 4 else 1
-            agree(self.decomposition.comm, None, grids, "number of grids G")
-            self._tune_for(grids)
         if out is None:
             out = np.empty(a.shape, dtype=a.dtype)
-        self._core.apply(a, out, out.flags.writeable, core_phases)
+        done = 0
+        if self._core is None:
+            done = self._tune_on(a, out, core_phases)
+        if self._core is not None and done < (a.shape[0] if a.ndim == 4 else 1):
+            self._core.apply(a[done:] if done else a, out[done:] if done else out, out.flags.writeable, core_phases)
         return out
 
 

@@ -5,10 +5,14 @@
    schedule (:func:`hybridfd.model_names`, :func:`hybridfd.schedule_names`), threads,
    batch and slope. Transports are invisible to the model, so they are tried on the
    winner only.
-2. Short trial applies measure the best few; a rank's time is the median of a few
-   applies, a candidate's time the slowest rank's. Rank 0 alone decides (stop when the
-   time budget is spent, which candidate wins) and broadcasts each decision, so every
-   rank takes the same path and the same winner even when their clocks disagree.
+2. Trial chunks measure the best few in races of successive halving (:func:`race`):
+   the model's shortlist on the default transport, then the winner on every transport.
+   Rank 0 alone decides (who goes on, when the time budget is spent, which candidate
+   wins) and broadcasts each decision, so every rank takes the same path and the same
+   winner even when their clocks disagree. Every setting gives bit-identical results, so
+   ``Operator(approach="auto")`` runs the trials on its first applies' own grids
+   (:class:`Tuning`): tuning costs what the slower candidates lose on them, not a
+   separate benchmark.
 3. The winner is kept in a JSON cache keyed by host, MPI library, ranks, threads, grid
    shape, dtype, G (and the stencil radius, periodicity and process grid, which change
    the best setting too). A corrupt file, an entry that fails its schema (corrupt), was
@@ -31,7 +35,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,7 +56,7 @@ MAX_SLOPE = 3
 SLOPED_SCHEDULES = ("double-buffered", "overlap")
 DEFAULT_TRIALS = 4
 DEFAULT_BUDGET = 10.0
-DEFAULT_TRIAL_GRIDS = 64
+DEFAULT_TRIAL_GRIDS = 32
 DEFAULT_REPEATS = 3
 
 
@@ -97,12 +101,19 @@ class Decision:
     tuning_seconds: float
     trials: list[Trial] = field(default_factory=list)
     cache_status: str = ""
+    # The grids of the caller's arrays the trials computed, and what tuning cost beyond
+    # computing them with the winner: tuning_seconds - grids_applied x the winner's time
+    # per grid (scratch grids, as in the offline tune(), are all overhead).
+    grids_applied: int = 0
+    overhead_seconds: float | None = None
 
     def summary(self) -> dict:
         return {
             "source": self.source,
             "cache_status": self.cache_status,
             "tuning_seconds": self.tuning_seconds,
+            "grids_applied": self.grids_applied,
+            "overhead_seconds": self.overhead_seconds,
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
             "trials": [
@@ -190,74 +201,282 @@ def shortlist(ranked: Sequence[tuple[Candidate, float]], trials: int) -> list[tu
     return first + [pair for pair in ranked if id(pair) not in chosen]
 
 
-def choose(
-    comm: object,
-    ranked: Sequence[tuple[Candidate, float]],
-    measure: Callable[[Candidate], float | None],
-    *,
-    trials: int = DEFAULT_TRIALS,
-    budget: float = DEFAULT_BUDGET,
-    transports: Sequence[str] = (),
-) -> tuple[Candidate, float, float | None, list[Trial]]:
-    """Collective: measure the best ``trials`` of ``ranked`` then the winner with each of
-    ``transports``; return (winner, its predicted, its measured, every trial).
+@dataclass
+class Entrant:
+    """A candidate in a :func:`race`: its prediction and, on rank 0, its measured samples
+    (seconds per trial chunk, the slowest rank's)."""
 
-    ``measure(c)`` is called on every rank for the same candidates in the same order and
-    returns this rank's seconds, or None on every rank if the candidate cannot run. Rank
-    0 takes the slowest rank's time, decides and broadcasts: whether to go on (the
-    ``budget`` in seconds, on rank 0's clock, is checked before each trial; the first
-    trial always runs) and the winner.
+    candidate: Candidate
+    predicted: float
+    samples: list[float] = field(default_factory=list)
+    warm: bool = False
+    refused: bool = False
+
+    def seconds(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    def trial(self) -> Trial:
+        return Trial(self.candidate, self.predicted, None if self.refused else self.seconds(), self.note())
+
+    def note(self) -> str:
+        if self.refused:
+            return "refused"
+        return f"median of {len(self.samples)}" if self.samples else "not measured"
+
+
+# What a race asks its driver for: apply one trial chunk with this candidate, timed or not
+# (a candidate's first chunk warms up its Operator: buffers touched, windows made).
+Request = tuple[Candidate, bool]
+
+
+def race(comm: object, entrants: Sequence[Entrant], deadline: float) -> Generator[Request, float | None, None]:
+    """Collective successive halving over ``entrants`` (a coroutine).
+
+    Every round applies one timed trial chunk per surviving entrant (after one untimed
+    warm-up chunk the first time); then rank 0 keeps the faster half (rounded up) by the
+    median of each one's samples so far, and broadcasts who goes on, so every rank runs
+    the same chunks and ends with the same winner whatever its own clock said. Halving
+    spends most chunks on the close contenders, where noise matters, and medians of
+    several chunks resist the outliers of a busy machine. Once rank 0's clock passes
+    ``deadline`` (checked after each round) the fastest so far wins.
+
+    The driver sends back this rank's seconds for each request, or None if the
+    Operator refused the candidate (which happens on every rank alike). Samples end up
+    on rank 0's entrants only; the winner is the one survivor (none if all refused).
     """
     from mpi4py import MPI
 
-    if not ranked:
-        raise ValueError("no candidate settings to choose from")
     root = comm.Get_rank() == 0
-    start = time.perf_counter()
-    done: list[Trial] = []
-
-    def run(candidate: Candidate, predicted: float, limit: int | None = None) -> bool:
-        # Rank 0 alone decides whether to go on; the others follow its broadcast, so
-        # every rank runs the same trials even when their clocks or timings differ.
-        go = None
+    alive = [e for e in entrants if not e.refused]
+    while alive:
+        for entrant in alive:
+            if not entrant.warm:
+                entrant.warm = True
+                if (yield (entrant.candidate, False)) is None:
+                    entrant.refused = True
+                    continue
+            seconds = yield (entrant.candidate, True)
+            worst = comm.reduce(math.inf if seconds is None else seconds, op=MPI.MAX, root=0)
+            if root:
+                entrant.samples.append(worst)
+        keep = None
         if root:
-            measured = sum(t.measured is not None for t in done)
-            go = (limit is None or measured < limit) and (not done or time.perf_counter() - start < budget)
-        if not comm.bcast(go, root=0):
-            return False
-        mine = measure(candidate)
-        worst = comm.reduce(math.inf if mine is None else mine, op=MPI.MAX, root=0)
-        done.append(Trial(candidate, predicted, None if worst is None or math.isinf(worst) else worst))
-        return True
-
-    for candidate, predicted in ranked:
-        if not run(candidate, predicted, trials):
-            break
-    best = comm.bcast(_best(done) if root else None, root=0)
-    if best is not None:
-        winner = done[best]
-        for transport in transports:
-            support = transport_support(transport)
-            if transport == winner.candidate.transport or not (
-                winner.candidate.model in support["models"] and winner.candidate.schedule in support["schedules"]
-            ):
-                continue
-            variant = Candidate(**{**winner.candidate.options(), "transport": transport})
-            if not run(variant, winner.predicted):
-                break
-        best = comm.bcast(_best(done) if root else None, root=0)
-    # Only rank 0's measurements are complete (the reduce); it tells the others.
-    done = comm.bcast(done if root else None, root=0)
-    if best is None:
-        refused = "; ".join(t.candidate.label() for t in done)
-        raise ValueError(f"no candidate setting could run on these ranks (tried: {refused})")
-    winner = done[best]
-    return winner.candidate, winner.predicted, winner.measured, done
+            runnable = sorted(
+                (i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds()
+            )
+            wanted = 1 if time.perf_counter() > deadline else max(1, math.ceil(len(runnable) / 2))
+            keep = runnable[:wanted]
+        alive = [alive[i] for i in comm.bcast(keep, root=0)]
+        if len(alive) <= 1:
+            return
 
 
-def _best(done: Sequence[Trial]) -> int | None:
-    runnable = [i for i, t in enumerate(done) if t.measured is not None]
-    return min(runnable, key=lambda i: done[i].measured) if runnable else None
+def leader(comm: object, entrants: Sequence[Entrant]) -> Entrant | None:
+    """Collective: the fastest measured entrant by rank 0's samples, the same on every rank."""
+    best = None
+    if comm.Get_rank() == 0:
+        runnable = [i for i, e in enumerate(entrants) if not e.refused and e.samples]
+        best = min(runnable, key=lambda i: entrants[i].seconds()) if runnable else None
+    best = comm.bcast(best, root=0)
+    return None if best is None else entrants[best]
+
+
+def tournament(
+    comm: object, shortlist: Sequence[Entrant], transports: Sequence[str], deadline: float
+) -> Generator[Request, float | None, tuple[Entrant | None, list[Entrant]]]:
+    """Collective (a coroutine, like :func:`race`): race the ``shortlist``, then its
+    winner (samples kept) against itself on each other transport of ``transports``
+    that supports its model and schedule. Returns (the winner or None if every entrant
+    was refused, every entrant in the order raced)."""
+    yield from race(comm, shortlist, deadline)
+    first = leader(comm, shortlist)
+    if first is None:
+        return None, list(shortlist)
+    variants = []
+    for transport in transports:
+        support = transport_support(transport)
+        c = first.candidate
+        if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
+            variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
+    if variants:
+        yield from race(comm, [first, *variants], deadline)
+    entrants = [*shortlist, *variants]
+    return leader(comm, entrants), entrants
+
+
+class Tuning:
+    """Collective: one tuning of (decomposition, stencil, G), fed with chunks of work.
+
+    The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
+    model ranks the candidates for a chunk of ``trial_grids`` grids (or G, if fewer) and
+    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`): first the
+    model's shortlist on the default transport, then the winner on every transport that
+    supports its model and schedule. Every setting gives bit-identical results, so the
+    chunks can be the job's own grids: ``Operator(approach="auto")`` feeds the grids of
+    its first applies, and tuning costs only what the slower candidates lose against
+    the winner on them (ADCL's run-time selection of a halo-exchange implementation
+    within the application's first iterations, Gabriel et al., EuroPVM/MPI 2006). The
+    offline :func:`tune` feeds scratch arrays instead.
+    """
+
+    def __init__(
+        self,
+        decomposition: object,
+        stencil: object,
+        grids: int,
+        *,
+        threads: int | None = None,
+        cache: Path | None | bool = None,
+        calibration: Path | None = None,
+        trials: int = DEFAULT_TRIALS,
+        budget: float = DEFAULT_BUDGET,
+        trial_grids: int = DEFAULT_TRIAL_GRIDS,
+    ) -> None:
+        from hybridfd import _core
+
+        self.decomposition, self.stencil = decomposition, stencil
+        comm = self.comm = decomposition.comm
+        began = time.perf_counter()
+        problem_text = None
+        if isinstance(grids, bool) or not isinstance(grids, (int, np.integer)) or grids < 1:
+            problem_text = f"grids {grids!r} must be a positive int (the G to tune for)"
+        threads = default_threads() if threads is None else threads
+        if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            problem_text = f"threads {threads!r} must be a positive int"
+        for name, value in (("trials", trials), ("trial_grids", trial_grids)):
+            if problem_text is None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                problem_text = f"{name} {value!r} must be a positive int"
+        if problem_text is None and not (isinstance(budget, (int, float)) and budget >= 0):
+            problem_text = f"budget {budget!r} must be a number of seconds >= 0"
+        # Every rank must tune for the same G (the trials are collective applies); a bad or
+        # differing value raises on every rank before any trial starts.
+        bad = None if problem_text is None else InputProblem(problem_text)
+        agree(comm, bad, 0 if bad else int(grids), "grids")
+        self.decision: Decision | None = None
+        self.winner_operator: object | None = None  # the winner's Operator, once decided
+        self.grids_applied = 0  # grids of the caller's arrays the trials computed
+        registries = {
+            "model": _core.model_names(),
+            "schedule": _core.schedule_names(),
+            "transport": _core.transport_names(),
+            "approach": _core.approach_names(),
+        }
+        self._key = cache_key(decomposition, stencil, int(grids), threads)
+        self._path = None if cache is False else (default_cache_path() if cache in (None, True) else Path(cache))
+        entry, status = None, "no cache"
+        if self._path is not None:
+            if comm.Get_rank() == 0:
+                entry, status = cache_lookup(self._path, self._key, registries)
+            entry, status = comm.bcast((entry, status), root=0)
+        if entry is not None:
+            self.decision = Decision(
+                Candidate(**entry["choice"]),
+                entry["predicted"],
+                entry["measured"],
+                "cache",
+                comm.bcast(time.perf_counter() - began, root=0),
+                cache_status=status,
+            )
+            return
+
+        # The model ranks for the trial chunk, so predicted and measured compare like
+        # with like.
+        self.chunk = min(int(grids), trial_grids)
+        problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, self.chunk))
+        costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
+        self._status = f"{status}; {note}".strip("; ")
+        pool = candidates(
+            self.chunk,
+            threads,
+            models=registries["model"],
+            schedules=registries["schedule"],
+            transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
+            approaches=presets(),
+        )
+        ranked = rank(
+            pool,
+            lambda c: predict(
+                costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads
+            ),
+        )
+        self._shortlist = [Entrant(c, p) for c, p in shortlist(ranked, trials)[:trials]]
+        self._transports = registries["transport"]
+        self._operators: dict[Candidate, object | None] = {}
+        self._last: object | None = None
+        self._seconds = time.perf_counter() - began  # rank 0's reading is the one reported
+        self._deadline = time.perf_counter() + budget
+        self._steps = self._run()
+        self._request: Request | None = next(self._steps)
+
+    def _run(self) -> Generator[Request, float | None, None]:
+        winner, entrants = yield from tournament(self.comm, self._shortlist, self._transports, self._deadline)
+        trials = [e.trial() for e in entrants]
+        trials = self.comm.bcast(trials if self.comm.Get_rank() == 0 else None, root=0)
+        if winner is None:
+            refused = "; ".join(t.candidate.label() for t in trials)
+            raise ValueError(f"no candidate setting could run on these ranks (tried: {refused})")
+        measured = self.comm.bcast(winner.seconds(), root=0)
+        self.winner_operator = self._operators.get(winner.candidate)
+        self.decision = Decision(winner.candidate, winner.predicted, measured, "tuner", 0.0, trials, self._status)
+
+    def _operator(self, candidate: Candidate) -> object | None:
+        """The candidate's Operator, made at its first request; None if refused."""
+        from hybridfd.operator import Operator
+
+        if candidate not in self._operators:
+            try:
+                self._operators[candidate] = Operator(self.decomposition, self.stencil, **candidate.options())
+            except ValueError:
+                self._operators[candidate] = None  # raised on every rank alike (the core agrees)
+        return self._operators[candidate]
+
+    def feed(self, a: np.ndarray, out: np.ndarray, phases: object = None) -> int:
+        """Collective: apply trial chunks to the leading grids of ``a`` (G, nx, ny, nz)
+        into ``out`` while the tuning lasts; return how many grids were applied. The same
+        G on every rank. A tail shorter than a chunk is applied, untimed, by the last
+        candidate that ran, so every grid given is computed; the rest of the arrays is
+        the caller's once :attr:`decision` is set."""
+        began = time.perf_counter()
+        done, grids = 0, a.shape[0]
+        while self.decision is None and grids - done >= self.chunk:
+            candidate, timed = self._request
+            op = self._operator(candidate)
+            seconds = None
+            if op is not None:
+                part = slice(done, done + self.chunk)
+                if timed:
+                    self.comm.Barrier()
+                start = time.perf_counter()
+                op.apply(a[part], out[part], phases)
+                seconds = time.perf_counter() - start
+                done += self.chunk
+                self._last = op
+            try:
+                self._request = self._steps.send(seconds)
+            except StopIteration:
+                # Only the winner's Operator lives on (freed in the same order on every
+                # rank: a one-sided transport's window is freed collectively).
+                self._operators.clear()
+                self._last = None
+        if self.decision is None and done < grids and self._last is not None:
+            self._last.apply(a[done:], out[done:], phases)
+            done = grids
+        self.grids_applied += done
+        self._seconds += time.perf_counter() - began
+        if self.decision is not None:
+            self._finish()
+        return done
+
+    def _finish(self) -> None:
+        """Report the time spent tuning (rank 0's: construction and every fed chunk) and
+        cache the decision."""
+        decision = self.decision
+        decision.tuning_seconds = self.comm.bcast(self._seconds, root=0)
+        decision.grids_applied = self.grids_applied
+        if decision.measured is not None:
+            decision.overhead_seconds = decision.tuning_seconds - self.grids_applied * decision.measured / self.chunk
+        if self._path is not None and self.comm.Get_rank() == 0:
+            cache_store(self._path, self._key, decision)
 
 
 # ---------------------------------------------------------------------------- cache
@@ -394,51 +613,6 @@ def _slowest_problem(comm: object, problem: Problem) -> Problem:
     return max(problems, key=lambda p: (p.points, p.bytes_per_grid))
 
 
-def trial_measure(
-    decomposition: object,
-    stencil: object,
-    grids: int,
-    repeats: int = DEFAULT_REPEATS,
-    seconds_per_trial: float = math.inf,
-) -> Callable[[Candidate], float | None]:
-    """Collective measure for :func:`choose`: median seconds of up to ``repeats`` applies
-    on ``grids`` grids of this rank's box, after one warm-up; None if the Operator
-    refuses. Fewer repeats (at least 1) when the warm-up says they would not fit
-    ``seconds_per_trial``; rank 0's warm-up decides and broadcasts the count, so every
-    rank applies equally often."""
-    from mpi4py import MPI
-
-    from hybridfd.operator import Operator
-
-    comm = decomposition.comm
-    rng = np.random.default_rng(decomposition.rank)
-    a = decomposition.zeros(grids)
-    a.real = rng.standard_normal(a.shape)
-    out = np.empty_like(a)
-
-    def measure(candidate: Candidate) -> float | None:
-        try:
-            op = Operator(decomposition, stencil, **candidate.options())
-        except ValueError:
-            return None  # raised on every rank alike (the core agrees on problems)
-        start = time.perf_counter()
-        op.apply(a, out)
-        warm_up = comm.reduce(time.perf_counter() - start, op=MPI.MAX, root=0)
-        count = repeats
-        if comm.Get_rank() == 0:
-            count = max(1, min(repeats, int(seconds_per_trial / max(warm_up, 1e-9)) - 1))
-        count = comm.bcast(count, root=0)
-        times = []
-        for _ in range(count):
-            comm.Barrier()
-            start = time.perf_counter()
-            op.apply(a, out)
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
-
-    return measure
-
-
 def tune(
     decomposition: object,
     stencil: object,
@@ -450,95 +624,39 @@ def tune(
     trials: int = DEFAULT_TRIALS,
     budget: float = DEFAULT_BUDGET,
     trial_grids: int = DEFAULT_TRIAL_GRIDS,
-    repeats: int = DEFAULT_REPEATS,
 ) -> Decision:
     """Collective: the best setting for applying ``stencil`` to ``grids`` grids of
     ``decomposition``, from the cache (``cache``: a path, None for the default, False for
-    none) or tuned now; identical on every rank.
+    none) or tuned now on scratch arrays; identical on every rank.
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
-    Trials apply min(grids, ``trial_grids``) grids; ``budget`` bounds, in seconds, the
-    trials after the first (rank 0's clock); the quick calibration, if no calibration
-    file exists, comes on top (a few seconds). The time spent is ``tuning_seconds``.
+    Trial chunks hold min(grids, ``trial_grids``) grids; ``budget`` bounds, in seconds,
+    the trials (rank 0's clock, checked after each round of the races, so one round may
+    run over); the quick calibration, if no calibration file exists, comes on top (a few
+    seconds). The time spent is ``tuning_seconds``; all of it is overhead here, as the
+    scratch grids are thrown away (``Operator(approach="auto")`` tunes on the job's own
+    grids instead, see :class:`Tuning`).
     """
-    from hybridfd import _core
-
-    comm = decomposition.comm
-    start = time.perf_counter()
-    problem_text = None
-    if isinstance(grids, bool) or not isinstance(grids, (int, np.integer)) or grids < 1:
-        problem_text = f"grids {grids!r} must be a positive int (the G to tune for)"
-    threads = default_threads() if threads is None else threads
-    if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        problem_text = f"threads {threads!r} must be a positive int"
-    # Every rank must tune for the same G (the trials are collective applies); a bad or
-    # differing value raises on every rank before any trial starts.
-    bad = None if problem_text is None else InputProblem(problem_text)
-    agree(comm, bad, 0 if bad else int(grids), "grids")
-    grids = int(grids)
-    registries = {
-        "model": _core.model_names(),
-        "schedule": _core.schedule_names(),
-        "transport": _core.transport_names(),
-        "approach": _core.approach_names(),
-    }
-    key = cache_key(decomposition, stencil, grids, threads)
-    path = None if cache is False else (default_cache_path() if cache in (None, True) else Path(cache))
-    entry, status = (None, "no cache") if path is None else (None, "")
-    if path is not None and comm.Get_rank() == 0:
-        entry, status = cache_lookup(path, key, registries)
-    if path is not None:
-        entry, status = comm.bcast((entry, status), root=0)
-    if entry is not None:
-        return Decision(
-            Candidate(**entry["choice"]),
-            entry["predicted"],
-            entry["measured"],
-            "cache",
-            time.perf_counter() - start,
-            cache_status=status,
-        )
-
-    # Trials run on fewer grids than the job when it is large; the model then ranks
-    # for the trial's G so predicted and measured compare like with like.
-    measured_grids = min(grids, trial_grids)
-    problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, measured_grids))
-    costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
-    approaches = presets()
-    pool = candidates(
-        measured_grids,
-        threads,
-        models=registries["model"],
-        schedules=registries["schedule"],
-        transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
-        approaches=approaches,
+    tuning = Tuning(
+        decomposition,
+        stencil,
+        grids,
+        threads=threads,
+        cache=cache,
+        calibration=calibration,
+        trials=trials,
+        budget=budget,
+        trial_grids=trial_grids,
     )
-    ranked = rank(
-        pool,
-        lambda c: predict(
-            costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads
-        ),
-    )
-    # The budget is shared by the trials: each gets its share for its repeats.
-    share = budget / (trials + len(registries["transport"]) - 1)
-    measure = trial_measure(decomposition, stencil, measured_grids, repeats, share)
-    winner, predicted, measured, done = choose(
-        comm, shortlist(ranked, trials), measure, trials=trials, budget=budget, transports=registries["transport"]
-    )
-    decision = Decision(
-        winner,
-        predicted,
-        measured,
-        "tuner",
-        0.0,
-        trials=done,
-        cache_status=f"{status}; {note}".strip("; "),
-    )
-    # Rank 0's clock is the one reported (and stored), so every rank reports the same.
-    decision.tuning_seconds = comm.bcast(time.perf_counter() - start, root=0)
-    if path is not None and comm.Get_rank() == 0:
-        cache_store(path, key, decision)
-    return decision
+    if tuning.decision is None:
+        rng = np.random.default_rng(decomposition.rank)
+        a = decomposition.zeros(tuning.chunk)
+        a.real = rng.standard_normal(a.shape)
+        out = np.empty_like(a)
+        while tuning.decision is None:
+            tuning.feed(a, out)
+        tuning.decision.overhead_seconds = tuning.decision.tuning_seconds
+    return tuning.decision
 
 
 # ---------------------------------------------------------------------------- CLI

@@ -3,6 +3,7 @@ time, and every rank makes the same choice even when their timings disagree."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -41,20 +42,24 @@ def test_auto_matches_the_reference_then_comes_from_the_cache(comm, dtype, direc
     options = {"cache": directory / "tune.json", "calibration": directory / "calibration.json", "budget": 3.0}
 
     op = hf.Operator(dec, stencil, approach="auto", threads=2, tune_options=options)
-    assert op.config["approach_source"] is None  # tunes at the first apply
+    assert op.config["approach_source"] is None  # tunes at the first applies
     local = dec.scatter(batch if comm.rank == 0 else None)
-    out = dec.gather(op.apply(local))
-    config = op.config
-    assert config["approach_source"] == "tuner"
-    assert config["approach"] in hf.approach_names()
-    assert config["tuning"]["trials"]
     reference_op = hf.Operator(dec, stencil, approach="flat-original")
     flat = dec.gather(reference_op.apply(local))
     if comm.rank == 0:
         expected = hf.reference.apply(stencil, batch, periodic=periodic)
-        np.testing.assert_allclose(out, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
-        # Whatever the tuner chose, the result is bit-identical to flat-original.
-        np.testing.assert_array_equal(out, flat)
+        np.testing.assert_allclose(flat, expected, rtol=0, atol=1e-12 * np.abs(expected).max())
+    for _ in range(100):  # the trials run on the applies' own grids until one setting wins
+        out = dec.gather(op.apply(local))
+        if comm.rank == 0:
+            # Whatever setting computed them, the results are bit-identical to flat-original.
+            np.testing.assert_array_equal(out, flat)
+        if op.config["approach_source"] is not None:
+            break
+    config = op.config
+    assert config["approach_source"] == "tuner"
+    assert config["approach"] in hf.approach_names()
+    assert config["tuning"]["trials"]
 
     again = hf.Operator(dec, stencil, approach="auto", threads=2, grids=grids, tune_options=options)
     assert again.config["approach_source"] == "cache"
@@ -73,17 +78,67 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
         32, 1, models=["flat"], schedules=hf.schedule_names(), transport="p2p", approaches=tune.presets()
     )
     ranked = tune.rank(candidates, lambda c: float(c.batch))
+    shortlist = [tune.Entrant(c, p) for c, p in tune.shortlist(ranked, 6)[:6]]
 
-    def measure(c: tune.Candidate) -> float:
+    def cost(c: tune.Candidate) -> float:
         # Each rank's own timings favour another batch size.
         favourite = 2 ** (comm.rank % 6)
         return abs(c.batch - favourite) + 0.01 * c.slope
 
-    winner, _, measured, trials = tune.choose(comm, ranked, measure, trials=6, budget=60, transports=("persistent",))
-    winners = comm.allgather((winner, measured, [(t.candidate, t.measured) for t in trials]))
+    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), math.inf)
+    request = next(steps)
+    try:
+        while True:
+            request = steps.send(cost(request[0]))
+    except StopIteration as end:
+        winner, raced = end.value
+    winners = comm.allgather((winner.candidate, [e.candidate for e in raced]))
     assert all(w == winners[0] for w in winners)
     # The slowest rank's time decides: batch b costs max over ranks |b - 2^rank|.
-    assert measured == min(t.measured for t in trials if t.measured is not None)
+    seconds = comm.bcast(winner.seconds() if comm.rank == 0 else None, root=0)
+    best = max(abs(winner.candidate.batch - 2 ** (r % 6)) + 0.01 * winner.candidate.slope for r in range(comm.size))
+    assert seconds == best
+    if comm.rank == 0:
+        assert seconds == min(e.seconds() for e in raced if e.samples)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
+    # Chunks of 2 grids and applies of 5: the tuning runs over several applies (with an
+    # untimed tail of 1 grid each), every output is the reference's, and the grids the
+    # trials computed are counted.
+    shape, periodic, grids = (12, 10, 8), (False, True, True), 5
+    dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), comm)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    options = {
+        "cache": False,
+        "calibration": directory / "calibration.json",
+        "trials": 3,
+        "trial_grids": 2,
+    }
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+    reference_op = hf.Operator(dec, stencil, approach="flat-original")
+    rng = np.random.default_rng(comm.rank)
+    applies = 0
+    while op.config["approach_source"] is None:
+        a = rng.standard_normal(dec.local_shape(grids))
+        if dtype == "complex128":
+            a = a + 1j * rng.standard_normal(a.shape)
+        np.testing.assert_array_equal(op.apply(a), reference_op.apply(a))
+        applies += 1
+        assert applies < 100
+    assert applies > 1
+    tuning = op.config["tuning"]
+    # The apply in which the tuning ended gave its rest to the winner.
+    assert (applies - 1) * grids < tuning["grids_applied"] <= applies * grids
+    assert tuning["overhead_seconds"] is not None
+    assert comm.allgather(op.config["approach"]) == [op.config["approach"]] * comm.size
+    # One grid (3-D array) once tuned, and a 3-D first apply of a new auto Operator.
+    single = rng.standard_normal(dec.local_shape(1))[0].astype(dtype)
+    np.testing.assert_array_equal(op.apply(single), reference_op.apply(single))
+    fresh = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options={**options, "trials": 1})
+    while fresh.config["approach_source"] is None:
+        np.testing.assert_array_equal(fresh.apply(single), reference_op.apply(single))
 
 
 def test_auto_refuses_settings_it_chooses_itself_on_every_rank(comm):
