@@ -46,7 +46,7 @@ int main(int argc, char** argv) {
     std::uniform_real_distribution<double> uniform(-1.0, 1.0);
     for (double& value : in) value = uniform(random);
     std::vector<double> original(in.size()), out(in.size());
-    hybridfd::Operator(decomposition, stencil, {.approach = "flat-original"})
+    hybridfd::Operator(decomposition, stencil, hybridfd::Options{})  // flat-original
         .apply(view(in, name, grids, extent), view(original, name, grids, extent));
     for (const std::string& model : hybridfd::model_names())
       for (int threads = 1; threads <= (model == "flat" ? 1 : max_threads); ++threads)
@@ -55,14 +55,15 @@ int main(int argc, char** argv) {
             for (const int batch : {1, 3}) {
               const auto support = hybridfd::transport_support(transport);
               if (std::find(support.models.begin(), support.models.end(), model) == support.models.end()) continue;
-              hybridfd::Operator op(decomposition, stencil,
-                                    {.approach = "flat-optimized",
-                                     .model = model,
-                                     .threads = threads,
-                                     .schedule = schedule,
-                                     .transport = transport,
-                                     .batch = batch,
-                                     .slope = batch > 1 ? 1 : 0});
+              hybridfd::Options options;
+              options.approach = "flat-optimized";
+              options.model = model;
+              options.threads = threads;
+              options.schedule = schedule;
+              options.transport = transport;
+              options.batch = batch;
+              options.slope = batch > 1 ? 1 : 0;
+              hybridfd::Operator op(decomposition, stencil, options);
               std::fill(out.begin(), out.end(), 0.0);
               op.apply(view(in, name, grids, extent), view(out, name, grids, extent));
               ++checked;
