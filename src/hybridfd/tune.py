@@ -720,15 +720,16 @@ def main(argv: list[str] | None = None) -> int:
     if MPI.COMM_WORLD.rank == 0:
         console = Console()
         if decision.trials:
-            table = Table(title=f"trials (slowest rank, {min(args.grids, DEFAULT_TRIAL_GRIDS)} grids per apply)")
+            table = Table(title=f"trials (slowest rank, {min(args.grids, DEFAULT_TRIAL_GRIDS)} grids per chunk)")
             table.add_column("setting")
             table.add_column("predicted ms", justify="right")
             table.add_column("measured ms", justify="right")
             table.add_column("error", justify="right")
+            table.add_column("samples")
             for trial in decision.trials:
                 measured = "refused" if trial.measured is None else f"{trial.measured * 1e3:.3f}"
                 error = "" if trial.measured is None else f"{(trial.predicted / trial.measured - 1) * 100:+.0f} %"
-                table.add_row(trial.candidate.label(), f"{trial.predicted * 1e3:.3f}", measured, error)
+                table.add_row(trial.candidate.label(), f"{trial.predicted * 1e3:.3f}", measured, error, trial.note)
             console.print(table)
         console.print(f"chosen: {decision.candidate.label()} (from the {decision.source}; {decision.cache_status})")
         console.print(f"tuning time: {decision.tuning_seconds:.2f} s")
