@@ -75,6 +75,12 @@ class HaloPlan {
   void unpack(const Face& face, const double* buffer, double* padded) const;
   // copy_in for (part of) a face's ghost region: times the face's phase if it has one.
   void copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const;
+  // copy_face_in with the ghost points read from `source`, a region of an unpadded grid
+  // of `grid_extent` points per axis, instead of a message: for a face whose neighbour is
+  // this rank itself (a periodic axis in one box), one copy instead of pack, delivery and
+  // unpack. `source` and `region` have the same extent.
+  void copy_face_from_grid(const Face& face, const Region& region, const double* grid, const Index3& grid_extent,
+                           const Region& source, double* padded) const;
   // The phases of the following applies (nullptr: none). Faces across the boundary take
   // their factor; a factor of exactly 1 is skipped. Not thread-safe: call between applies.
   void set_phases(const BlochPhases* phases);

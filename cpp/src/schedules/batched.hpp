@@ -96,6 +96,27 @@ class Slab {
     plan_.copy_face_in(face, ghost, message, padded(slot));
   }
 
+  // Fills the ghosts of the box's `face` that this slab reads straight from the unpadded
+  // input grid's `source` face, for a face whose neighbour is this rank itself: the ghosts
+  // of one end of a periodic axis in one box are the other end's surface points.
+  void copy_from_grid(std::int64_t slot, const Face& face, const Face& source, const double* grid) {
+    const std::int64_t r = box_.radius();
+    Region ghost = face.ghost;  // padded coordinates; y and z are the slab's too
+    Region from = source.send;  // padded coordinates of the box -> the unpadded grid's
+    for (int axis = 0; axis < 3; ++axis) from.begin[axis] -= r;
+    if (face.axis == 0) {
+      const std::int64_t first = face.ghost.begin[0] - r;  // box coordinates
+      const std::int64_t low = std::max(first, begin_ - r), high = std::min(first + r, end_ + r);
+      if (low >= high) return;
+      ghost.begin[0] = low - begin_ + r, ghost.extent[0] = high - low;
+      from.begin[0] += low - first, from.extent[0] = high - low;
+    } else {
+      ghost.begin[0] = r, ghost.extent[0] = end_ - begin_;
+      from.begin[0] = begin_, from.extent[0] = end_ - begin_;
+    }
+    plan_.copy_face_from_grid(face, ghost, grid, box_.extent(), from, padded(slot));
+  }
+
   // The stencil on the part of `region` (box coordinates) in this slab, from padded
   // buffer `slot` into the unpadded output grid `grid`.
   void compute(const Stencil& stencil, std::int64_t slot, const Region& region, double* grid) {
@@ -197,8 +218,14 @@ class BatchBuffers {
     for (std::size_t next = 0; next < 2 * Axes; ++next) {
       const int index = 2 * axes[next / 2] + static_cast<int>(next % 2);
       const Face& face = plan_.faces()[index];
-      messages[next] = {face.neighbour,     send(set, index), receive(set, index),
-                        face.lanes * count, face.send_tag,    face.receive_tag};
+      // A face to this rank itself is no message: its ghosts are copied from the input
+      // grid when it is unpacked (Slab::copy_from_grid).
+      messages[next] = {remote(face) ? face.neighbour : MPI_PROC_NULL,
+                        send(set, index),
+                        receive(set, index),
+                        face.lanes * count,
+                        face.send_tag,
+                        face.receive_tag};
     }
     // Units of work: one face of one grid, numbered face-major.
     const std::int64_t units = static_cast<std::int64_t>(2 * Axes) * count;
@@ -209,8 +236,7 @@ class BatchBuffers {
         const std::int64_t next = unit / count, k = unit % count;
         const int index = 2 * axes[next / 2] + static_cast<int>(next % 2);
         const Face& face = plan_.faces()[index];
-        if (face.neighbour != MPI_PROC_NULL)
-          plan_.pack(face, in + (first + k) * plan_.grid_lanes(), send(set, index) + k * face.lanes);
+        if (remote(face)) plan_.pack(face, in + (first + k) * plan_.grid_lanes(), send(set, index) + k * face.lanes);
       }
     };
     if (context_.team.parallel_pack && context_.team.threads() > 1)
@@ -307,12 +333,18 @@ class BatchBuffers {
         for (int side = 0; side < 2; ++side) {
           const int index = 2 * axis + side;
           const Face& face = plan_.faces()[index];
-          if (face.neighbour != MPI_PROC_NULL) slab.unpack(slot, face, receive(set, index) + k * face.lanes);
+          if (remote(face))
+            slab.unpack(slot, face, receive(set, index) + k * face.lanes);
+          else if (face.neighbour == context_.rank)
+            slab.copy_from_grid(slot, face, plan_.faces()[2 * axis + 1 - side], grid_in);
         }
     }
     const TraceSpan span(context_.tracer, trace_thread, TraceKind::compute, batch);
     for (const Region& region : step.regions) slab.compute(*context_.stencil, slot, region, grid_out);
   }
+
+  // Whether a face's ghosts come in a message from another rank.
+  bool remote(const Face& face) const { return face.neighbour != MPI_PROC_NULL && face.neighbour != context_.rank; }
 
   bool tracing() const { return context_.tracer != nullptr && context_.tracer->on(); }
 

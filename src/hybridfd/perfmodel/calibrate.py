@@ -8,9 +8,10 @@
 - Compute time per point C, per dtype and sub-grid size, from hybridfd's own kernel
   (:func:`hybridfd.kernel.apply_padded`) over distinct grids spanning 96 MiB, so that
   they come from memory as in an apply of many grids.
-- Pack and unpack cost per halo byte: an Operator on ``MPI.COMM_SELF`` over a periodic
-  box (every face goes to itself, so it packs, sends and unpacks every halo byte through
-  the core's own code) minus the kernel time of the same grids, per halo byte.
+- Copy cost per halo byte: an Operator on ``MPI.COMM_SELF`` over a periodic box (every
+  face goes to itself, so the core copies every halo byte once, straight from the input
+  grid into the ghosts, with its own code) minus the kernel time of the same grids, per
+  halo byte. A face to another rank costs two such copies (pack and unpack).
 - Thread-team synchronisation: a master-only Operator with 2 threads on tiny grids, one
   batch per grid, minus the flat one, per batch.
 - CPU cost per message: ranks 0 and 1 exchange tiny faces, one batch per grid against
@@ -260,7 +261,7 @@ def _self_operator(n: int, dtype: str, radius: int, **options: object) -> object
 
 
 def pack_per_byte(dtype: str, n: int = 24, radius: int = 2, grids: int = 16, repeats: int = 5) -> float:
-    """Seconds per halo byte to pack, self-send and unpack, through the core (see module doc)."""
+    """Seconds per halo byte copied once into the ghosts, through the core (see module doc)."""
     from hybridfd.kernel import apply_padded
     from hybridfd.stencil import Stencil
 
@@ -525,7 +526,7 @@ def main(argv: list[str] | None = None) -> int:
             for n, value in by_size.items():
                 table.add_row(f"C per point, {dtype}, {n}^3", f"{value * 1e9:.3f} ns")
         for dtype, value in entry["pack_per_byte"].items():
-            table.add_row(f"pack+unpack per byte, {dtype}", f"{value * 1e9:.4f} ns")
+            table.add_row(f"halo copy per byte, {dtype}", f"{value * 1e9:.4f} ns")
         table.add_row("team synchronisation", f"{entry['sync'] * 1e6:.2f} us")
         table.add_row("CPU per message", f"{entry['per_message'] * 1e6:.3f} us")
         console = Console()

@@ -23,7 +23,9 @@ class Costs:
 
     ``latency`` l in seconds per exchange; ``bandwidth`` in bytes per second;
     ``compute_per_point`` seconds per stencil point on one core; ``pack_per_byte``
-    seconds per halo byte packed on the sender plus unpacked on the receiver;
+    seconds per halo byte copied once (a face to another rank is copied twice, packed
+    into its message and unpacked into the ghosts; a face to the rank itself once,
+    straight into the ghosts);
     ``sync`` seconds per thread-team synchronisation (one fork and join); ``cores``
     the cores this rank's host has, and ``ranks_per_host`` how many ranks share them;
     ``per_message`` CPU seconds one message costs the rank that posts and completes it
@@ -58,15 +60,22 @@ class Costs:
 class Problem:
     """One rank's share of a job: ``grids`` (t), ``points`` per grid of its box, and the
     halo ``bytes_per_grid`` its exchanging faces send (face points x radius x itemsize,
-    summed over faces), ``interior_points`` (the box less a shell of the radius), and
+    summed over faces), ``interior_points`` (the box less a shell of the radius),
     ``messages_per_batch``, the sends plus receives one batch's exchange posts (two per
-    face whose neighbour is another rank)."""
+    face whose neighbour is another rank), and ``self_bytes_per_grid``, the part of
+    ``bytes_per_grid`` on faces whose neighbour is the rank itself (a periodic axis in
+    one box): copied, never sent."""
 
     grids: int
     points: int
     bytes_per_grid: int
     interior_points: int
     messages_per_batch: int = 0
+    self_bytes_per_grid: int = 0
+
+    @property
+    def remote_bytes_per_grid(self) -> int:
+        return self.bytes_per_grid - self.self_bytes_per_grid
 
 
 def halo_bytes_per_grid(extent: tuple[int, int, int], radius: int, itemsize: int, exchanges: tuple) -> int:
@@ -84,7 +93,9 @@ def problem_of(decomposition: object, radius: int, grids: int) -> Problem:
 
     extent = decomposition.box().extent
     own = decomposition.comm.Get_rank()
-    exchanges = tuple(tuple(rank != MPI.PROC_NULL for rank in decomposition.neighbours(axis)) for axis in range(3))
+    neighbours = [decomposition.neighbours(axis) for axis in range(3)]
+    exchanges = tuple(tuple(rank != MPI.PROC_NULL for rank in pair) for pair in neighbours)
+    to_itself = tuple(tuple(rank == own for rank in pair) for pair in neighbours)
     itemsize = np.dtype(decomposition.domain.dtype).itemsize
     interior = math.prod(max(n - 2 * radius, 0) for n in extent)
     return Problem(
@@ -92,9 +103,9 @@ def problem_of(decomposition: object, radius: int, grids: int) -> Problem:
         points=math.prod(extent),
         bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
         interior_points=interior,
-        # Faces to the rank itself are copied, not sent (the transports' self-exchange).
-        messages_per_batch=2
-        * sum(rank not in (MPI.PROC_NULL, own) for axis in range(3) for rank in decomposition.neighbours(axis)),
+        # Faces to the rank itself are copied, not sent.
+        messages_per_batch=2 * sum(rank not in (MPI.PROC_NULL, own) for pair in neighbours for rank in pair),
+        self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
     )
 
 
@@ -150,10 +161,11 @@ def predict(
     if model not in ("flat", "multiple"):
         syncs = len(sizes)
     # Bandwidth in grids per second, as Fig. 5.2 counts it.
-    grids_per_second = math.inf if problem.bytes_per_grid == 0 else costs.bandwidth / problem.bytes_per_grid
+    remote = problem.remote_bytes_per_grid
+    grids_per_second = math.inf if remote == 0 else costs.bandwidth / remote
     exchanges = EXCHANGES_PER_BATCH.get(schedule, 1)
-    # A box with no neighbour (one rank, nothing periodic) sends no message at all.
-    latency = costs.latency if problem.bytes_per_grid else 0.0
+    # A box with no neighbour but itself (one rank) sends no message at all.
+    latency = costs.latency if remote else 0.0
     if schedule == "double-buffered":
         waiting = schedule_wait_time(latency, grids_per_second, per_grid_compute, sizes)
     elif schedule == "overlap":
@@ -161,6 +173,6 @@ def predict(
         waiting = sum(max(0.0, latency + s / grids_per_second - per_grid_compute * interior_share * s) for s in sizes)
     else:
         waiting = sum(exchanges * latency + s / grids_per_second for s in sizes)
-    packing = costs.pack_per_byte * problem.bytes_per_grid * grids
+    packing = costs.pack_per_byte * (2 * remote + problem.self_bytes_per_grid) * grids
     messaging = costs.per_message * problem.messages_per_batch * len(sizes)
     return waiting + per_grid_compute * grids + packing + messaging + costs.sync * syncs
