@@ -349,6 +349,15 @@ NB_MODULE(_core, m) {
             return result;
           },
           "steps"_a, "thermo_every"_a, "census"_a = false)
+      .def(
+          "run_counting_allocations",
+          [](hybridfd::LennardJones& self, std::int64_t steps) {
+            nb::gil_scoped_release release;
+            const std::int64_t before = hybridfd_bindings::allocations.load();
+            self.run(steps, 0);
+            return hybridfd_bindings::allocations.load() - before;
+          },
+          "steps"_a, "run without thermo between, returning the C++ heap allocations the core made (for tests)")
       .def("gather",
            [](const hybridfd::LennardJones& self) {
              hybridfd::GatheredAtoms atoms;

@@ -213,7 +213,8 @@ class LennardJones:
 
     @property
     def census(self) -> list[tuple[int, int, int]]:
-        """(step, atoms, sum of tags) over all ranks, per step run with ``census=True``."""
+        """(step, atoms, sum of tags) over all ranks at the start and after every step of
+        the last run with ``census=True``."""
         return self._core.census
 
     @property

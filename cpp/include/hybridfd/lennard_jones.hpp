@@ -87,7 +87,8 @@ class LennardJones {
 
   // Collective. Runs `steps` steps; returns the thermo records of the starting step,
   // every step divisible by thermo_every (0: none between) and the last step. With
-  // `census`, records the global atom count and tag sum after every step (census()).
+  // `census`, records the global atom count and tag sum at the start and after every
+  // step (census(), this run's only).
   std::vector<ThermoRecord> run(std::int64_t steps, std::int64_t thermo_every, bool census = false);
   // Collective: every atom on every rank.
   GatheredAtoms gather() const;
@@ -141,7 +142,10 @@ class LennardJones {
   std::array<Swap, 6> swaps_;  // by direction: 2 * axis + (1 if travelling up)
   std::array<ParticleBuffer, 2> send_, receive_;
   std::vector<double> energy_, virial_;  // per owned atom, at thermo steps (halved pair sums)
+  // Thermo's gather buffers and rank 0's tag order, kept between thermo steps.
   std::vector<double> thermo_scratch_;
+  std::vector<int> thermo_counts_, thermo_displacements_;
+  std::vector<std::int64_t> thermo_order_;
   std::int64_t largest_border_message_ = 0;
   std::vector<Census> census_;
   ParticleTimes times_;

@@ -365,7 +365,9 @@ ThermoRecord LennardJones::thermo() {
     local[values * i + 2] = virial_[i];
     local[values * i + 3] = atoms_.vx[i] * atoms_.vx[i] + atoms_.vy[i] * atoms_.vy[i] + atoms_.vz[i] * atoms_.vz[i];
   }
-  std::vector<int> counts(static_cast<std::size_t>(ranks)), displacements(static_cast<std::size_t>(ranks));
+  std::vector<int>& counts = thermo_counts_;
+  std::vector<int>& displacements = thermo_displacements_;
+  counts.resize(static_cast<std::size_t>(ranks)), displacements.resize(static_cast<std::size_t>(ranks));
   const int mine = static_cast<int>(owned * values);
   MPI_Gather(&mine, 1, MPI_INT, counts.data(), 1, MPI_INT, 0, comm);
   std::partial_sum(counts.begin(), counts.end() - 1, displacements.begin() + 1);
@@ -373,7 +375,8 @@ ThermoRecord LennardJones::thermo() {
   MPI_Gatherv(local, mine, MPI_DOUBLE, all, counts.data(), displacements.data(), MPI_DOUBLE, 0, comm);
   std::array<double, 3> sums{};  // energy, virial, m v^2
   if (rank_ == 0) {
-    std::vector<std::int64_t> order(static_cast<std::size_t>(atoms_total_));
+    std::vector<std::int64_t>& order = thermo_order_;
+    order.resize(static_cast<std::size_t>(atoms_total_));
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [all](std::int64_t a, std::int64_t b) {
       return as_integer(all[values * a]) < as_integer(all[values * b]);
@@ -409,10 +412,11 @@ std::vector<ThermoRecord> LennardJones::run(std::int64_t steps, std::int64_t the
                     }));
   const auto seconds = [] { return MPI_Wtime(); };
   std::vector<ThermoRecord> records;
+  records.reserve(static_cast<std::size_t>(2 + (thermo_every > 0 ? steps / thermo_every : 0)));
   double start = seconds();
   records.push_back(thermo());
   times_.thermo += seconds() - start;
-  if (census) take_census();
+  if (census) census_.clear(), take_census();
   const double run_start = seconds();
   const std::int64_t last = step_ + steps;
   while (step_ < last) {
