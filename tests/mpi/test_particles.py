@@ -129,10 +129,11 @@ def test_transports_agree_with_each_other_in_one_run(comm):
         assert_same_state(other, states[0])
 
 
-def test_steady_state_steps_allocate_nothing(comm):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_steady_state_steps_allocate_nothing(comm, transport):
     """Between rebuilds a step allocates no C++ memory (the run's list of two thermo
     records is the one allocation); rebuilds grow buffers only when they must."""
-    md = hf.particles.LennardJones(comm, hf.particles.initial_state(cells=4), transport="p2p")
+    md = hf.particles.LennardJones(comm, hf.particles.initial_state(cells=4), transport=transport)
     md.run(40)
     assert md._core.run_counting_allocations(19) == 1
 
