@@ -122,6 +122,7 @@ class LennardJones {
 
   void initial_integrate();
   void final_integrate();
+  void exchange(int axis, std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, bool sizes_known);
   void migrate();
   void sort_by_position();
   void build_borders();

@@ -245,7 +245,7 @@ void LennardJones::migrate() {
           ParticleSend{swaps_[2 * axis + 1].neighbour, 2 * axis + 1, send_[1].data(), leaving[1] * migrating_values}};
       std::array<ParticleReceive, 2> receives{ParticleReceive{swaps_[2 * axis].source, 2 * axis, &receive_[0]},
                                               ParticleReceive{swaps_[2 * axis + 1].source, 2 * axis + 1, &receive_[1]}};
-      exchange_->exchange(sends, receives, false);
+      exchange(axis, sends, receives, false);
       for (const ParticleBuffer& buffer : receive_) {
         const std::int64_t arriving = buffer.count / migrating_values;
         atoms_.reserve(atoms_.owned + arriving);
@@ -260,6 +260,16 @@ void LennardJones::migrate() {
       }
     }
   }
+}
+
+// An axis of one region (the grid is the same on every rank, so every rank agrees) has
+// only messages to this rank itself: copies, without the transport's synchronisation.
+void LennardJones::exchange(int axis, std::span<const ParticleSend> sends, std::span<ParticleReceive> receives,
+                            bool sizes_known) {
+  if (region_.grid()[axis] == 1)
+    deliver_particles_to_self(sends, receives, rank_);
+  else
+    exchange_->exchange(sends, receives, sizes_known);
 }
 
 // LAMMPS's atom sort: owned atoms in order of the cells (half of cutoff + skin wide)
@@ -330,7 +340,7 @@ void LennardJones::build_borders() {
     }
     std::array<ParticleReceive, 2> receives{ParticleReceive{down.source, 2 * axis, &receive_[0]},
                                             ParticleReceive{up.source, 2 * axis + 1, &receive_[1]}};
-    exchange_->exchange(sends, receives, false);
+    exchange(axis, sends, receives, false);
     for (int direction = 0; direction < 2; ++direction) {
       Swap& swap = swaps_[2 * axis + direction];
       const ParticleBuffer& buffer = receive_[direction];
@@ -371,7 +381,7 @@ void LennardJones::refresh_ghosts() {
       receive_[direction].count = swap.ghosts * refresh_values;
       receives[direction] = {swap.source, 2 * axis + direction, &receive_[direction]};
     }
-    exchange_->exchange(sends, receives, true);
+    exchange(axis, sends, receives, true);
     for (int direction = 0; direction < 2; ++direction) {
       const Swap& swap = swaps_[2 * axis + direction];
       const double* from = receive_[direction].data();
