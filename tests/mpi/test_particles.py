@@ -144,7 +144,10 @@ def test_steady_state_steps_allocate_nothing(comm, transport):
         ({"transport": "persistent"}, r"transport 'persistent' moves grid faces only.*p2p, rma-fence, rma-notify"),
         ({"transport": "partitioned"}, r"transport 'partitioned' moves grid faces only"),
         ({"transport": "neighbor"}, r"transport 'neighbor' moves grid faces only"),
-        ({"transport": "carrier-pigeon"}, r"unknown transport 'carrier-pigeon'; particle transports: p2p, rma-fence, rma-notify"),
+        (
+            {"transport": "carrier-pigeon"},
+            r"unknown transport 'carrier-pigeon'; particle transports: p2p, rma-fence, rma-n",
+        ),
         ({"cutoff": -2.5}, r"cutoff must be positive and finite, got -2.5"),
         ({"skin": -0.1}, r"skin must be non-negative and finite, got -0.1"),
         ({"dt": 0.0}, r"dt must be positive and finite, got 0"),
