@@ -52,21 +52,20 @@ def reference_state(
     reference `hf.particles.initial_state` must equal bit for bit.
 
     FCC lattice of cells^3 unit cells (4 atoms each, lattice constant (4 / density)^(1/3)),
-    atoms in LAMMPS's create_atoms order (x fastest, then y, then z; the basis innermost),
-    tags 1..N in that order; velocities standard normal from default_rng(seed), minus their
-    mean (zero total momentum, mass 1), scaled so that sum(v^2) / (3N - 3) = temperature.
+    atoms in lattice order (x slowest, then y, then z, the basis atom innermost), tags 1..N
+    in that order; velocities uniform in [-1/2, 1/2) from default_rng(seed) (LAMMPS's
+    `velocity create` default distribution), minus their mean (zero total momentum, mass 1),
+    scaled so that sum(v^2) / (3N - 3) = temperature.
     """
     if density <= 0 or temperature < 0:
         raise ValueError(f"density must be > 0 and temperature >= 0, got {density} and {temperature}")
-    nx, ny, nz = cells
     lattice = (4.0 / density) ** (1.0 / 3.0)
-    k, j, i = np.meshgrid(np.arange(nz), np.arange(ny), np.arange(nx), indexing="ij")
-    corners = np.stack([i.ravel(), j.ravel(), k.ravel()], axis=1).astype(np.float64)
+    corners = np.indices(cells, dtype=np.float64).reshape(3, -1).T
     positions = ((corners[:, np.newaxis, :] + FCC_BASIS[np.newaxis, :, :]) * lattice).reshape(-1, 3)
     n = len(positions)
-    velocities = np.random.default_rng(seed).standard_normal((n, 3))
+    velocities = np.random.default_rng(seed).uniform(-0.5, 0.5, (n, 3))
     velocities -= velocities.mean(axis=0)
-    velocities *= np.sqrt(temperature * (3 * n - 3) / np.sum(velocities**2))
+    velocities *= np.sqrt(temperature / (np.sum(velocities * velocities) / (3 * n - 3)))
     return {
         "box": np.array(cells, dtype=np.float64) * lattice,
         "positions": positions,

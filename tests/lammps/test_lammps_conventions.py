@@ -122,8 +122,12 @@ def test_reference_state_definition():
     assert np.array_equal(state["tags"], np.arange(1, n + 1))
     assert np.allclose(state["box"], np.array([3, 4, 5]) * lattice, rtol=0, atol=1e-14)
     assert np.all((state["positions"] >= 0) & (state["positions"] < state["box"]))
-    # LAMMPS create_atoms order: the basis innermost, then x, y, z.
-    assert np.allclose(state["positions"][:8:4], [[0, 0, 0], [lattice, 0, 0]], atol=1e-14)
+    # Lattice order: the basis innermost, then z, y, x.
+    assert np.allclose(
+        state["positions"][[0, 1, 4, 20, 80]],
+        [[0, 0, 0], [lattice / 2, lattice / 2, 0], [0, 0, lattice], [0, lattice, 0], [lattice, 0, 0]],
+        atol=1e-14,
+    )
     assert np.allclose(state["velocities"].sum(axis=0), 0, atol=1e-12)
     assert np.sum(state["velocities"] ** 2) / (3 * n - 3) == pytest.approx(1.44, rel=1e-14)
     with pytest.raises(ValueError, match="-0.5"):
