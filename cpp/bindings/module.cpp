@@ -126,6 +126,16 @@ nb::dict trace_dict(const hybridfd::Tracer& tracer) {
   return result;
 }
 
+// A numpy (rows, 3) float64 array that owns `values`.
+nb::ndarray<nb::numpy, double, nb::ndim<2>> numpy_rows_of_3(std::vector<double>&& values) {
+  auto* owned = new std::vector<double>(std::move(values));
+  nb::capsule owner(owned, [](void* pointer) noexcept { delete static_cast<std::vector<double>*>(pointer); });
+  return nb::ndarray<nb::numpy, double, nb::ndim<2>>(owned->data(), {owned->size() / 3, 3}, owner);
+}
+
+using DoubleArray = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
+using TagArray = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -169,6 +179,7 @@ NB_MODULE(_core, m) {
   });
   m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
+  m.def("particle_transport_names", &hybridfd::particle_transport_names);
   m.def(
       "transport_support",
       [](const std::string& name) {
@@ -300,6 +311,90 @@ NB_MODULE(_core, m) {
       .def_prop_ro("largest_message", &hybridfd::RingWindow::largest_message)
       .def_prop_ro("waits_for_room", &hybridfd::RingWindow::waits_for_room)
       .def_prop_ro("polls_local_memory", &hybridfd::RingWindow::polls_local_memory);
+
+  // The MiniMD Lennard-Jones mini-app (hybridfd.particles is its front).
+  nb::class_<hybridfd::LennardJones>(m, "LennardJones")
+      .def(
+          "__init__",
+          [](hybridfd::LennardJones* self, Comm comm, const std::array<double, 3>& box, const DoubleArray& positions,
+             const DoubleArray& velocities, const TagArray& tags, double cutoff, double skin, double dt,
+             int reneighbor_every, const std::string& transport, const std::optional<hybridfd::ProcessGrid>& grid) {
+            const hybridfd::LennardJonesOptions options{cutoff, skin, dt, reneighbor_every, transport, grid};
+            const std::span<const double> position_values(positions.data(), positions.size());
+            const std::span<const double> velocity_values(velocities.data(), velocities.size());
+            const std::span<const std::int64_t> tag_values(tags.data(), tags.size());
+            nb::gil_scoped_release release;
+            new (self) hybridfd::LennardJones(comm.handle, box, position_values, velocity_values, tag_values, options);
+          },
+          "comm"_a, "box"_a, "positions"_a, "velocities"_a, "tags"_a, "cutoff"_a, "skin"_a, "dt"_a,
+          "reneighbor_every"_a, "transport"_a, "grid"_a = nb::none())
+      .def(
+          "run",
+          [](hybridfd::LennardJones& self, std::int64_t steps, std::int64_t thermo_every, bool census) {
+            std::vector<hybridfd::ThermoRecord> records;
+            {
+              nb::gil_scoped_release release;
+              records = self.run(steps, thermo_every, census);
+            }
+            nb::list result;
+            for (const auto& record : records) {
+              nb::dict entry;
+              entry["step"] = record.step;
+              entry["temperature"] = record.temperature;
+              entry["potential_energy"] = record.potential_energy;
+              entry["pressure"] = record.pressure;
+              entry["total_energy"] = record.total_energy;
+              result.append(entry);
+            }
+            return result;
+          },
+          "steps"_a, "thermo_every"_a, "census"_a = false)
+      .def(
+          "run_counting_allocations",
+          [](hybridfd::LennardJones& self, std::int64_t steps) {
+            nb::gil_scoped_release release;
+            const std::int64_t before = hybridfd_bindings::allocations.load();
+            self.run(steps, 0);
+            return hybridfd_bindings::allocations.load() - before;
+          },
+          "steps"_a, "run without thermo between, returning the C++ heap allocations the core made (for tests)")
+      .def("gather",
+           [](const hybridfd::LennardJones& self) {
+             hybridfd::GatheredAtoms atoms;
+             {
+               nb::gil_scoped_release release;
+               atoms = self.gather();
+             }
+             return nb::make_tuple(numpy_array(std::move(atoms.tags)), numpy_rows_of_3(std::move(atoms.positions)),
+                                   numpy_rows_of_3(std::move(atoms.velocities)));
+           })
+      .def_prop_ro("step", &hybridfd::LennardJones::step)
+      .def_prop_ro("atoms", &hybridfd::LennardJones::atoms)
+      .def_prop_ro("grid", &hybridfd::LennardJones::grid)
+      .def_prop_ro("owned_atoms", &hybridfd::LennardJones::owned_atoms)
+      .def_prop_ro("ghost_atoms", &hybridfd::LennardJones::ghost_atoms)
+      .def_prop_ro("neighbour_pairs", &hybridfd::LennardJones::neighbour_pairs)
+      .def_prop_ro("largest_border_message", &hybridfd::LennardJones::largest_border_message)
+      .def_prop_ro("census",
+                   [](const hybridfd::LennardJones& self) {
+                     nb::list result;
+                     for (const auto& entry : self.census())
+                       result.append(nb::make_tuple(entry.step, entry.atoms, entry.tag_sum));
+                     return result;
+                   })
+      .def_prop_ro("times",
+                   [](const hybridfd::LennardJones& self) {
+                     const auto& times = self.times();
+                     nb::dict result;
+                     result["steps"] = times.steps;
+                     result["total"] = times.total;
+                     result["communication"] = times.communication;
+                     result["force"] = times.force;
+                     result["neighbour"] = times.neighbour;
+                     result["thermo"] = times.thermo;
+                     return result;
+                   })
+      .def("reset_times", &hybridfd::LennardJones::reset_times);
 
   nb::class_<hybridfd::Operator>(m, "Operator")
       .def(

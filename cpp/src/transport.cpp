@@ -8,6 +8,7 @@
 
 #include "format.hpp"
 #include "hybridfd/model.hpp"
+#include "hybridfd/particle_exchange.hpp"
 #include "hybridfd/schedule.hpp"
 #include "registry.hpp"
 
@@ -22,6 +23,9 @@ std::unique_ptr<Transport> make_partitioned_transport(MPI_Comm comm, const Trans
 std::vector<std::unique_ptr<Transport>> make_partitioned_thread_transports(std::span<const MPI_Comm> comms,
                                                                            const TransportLimits& limits);
 std::string partitioned_unavailable();
+std::unique_ptr<ParticleExchange> make_p2p_particle_exchange(MPI_Comm comm);
+std::unique_ptr<ParticleExchange> make_rma_fence_particle_exchange(MPI_Comm comm);
+std::unique_ptr<ParticleExchange> make_rma_notify_particle_exchange(MPI_Comm comm);
 
 namespace {
 
@@ -34,6 +38,8 @@ struct Entry {
                                                               const TransportLimits&) = nullptr;
   // Why this MPI library cannot run the transport, or "" if it can.
   std::string (*unavailable)() = nullptr;
+  // The particle exchange of the same design (MiniMD's irregular halos), or none.
+  std::unique_ptr<ParticleExchange> (*make_particles)(MPI_Comm) = nullptr;
 };
 
 const detail::Registry<Entry>& registry() {
@@ -41,7 +47,7 @@ const detail::Registry<Entry>& registry() {
       "transport",
       {
           {"neighbor", {make_neighbor_transport}},
-          {"p2p", {make_p2p_transport}},
+          {"p2p", {.make = make_p2p_transport, .make_particles = make_p2p_particle_exchange}},
           // One partition per thread of the multiple model; flat is its one-thread case.
           {"partitioned",
            {make_partitioned_transport,
@@ -50,8 +56,8 @@ const detail::Registry<Entry>& registry() {
             make_partitioned_thread_transports,
             partitioned_unavailable}},
           {"persistent", {make_persistent_transport}},
-          {"rma-fence", {make_rma_fence_transport}},
-          {"rma-notify", {make_rma_notify_transport}},
+          {"rma-fence", {.make = make_rma_fence_transport, .make_particles = make_rma_fence_particle_exchange}},
+          {"rma-notify", {.make = make_rma_notify_transport, .make_particles = make_rma_notify_particle_exchange}},
       }};
   return transports;
 }
@@ -99,6 +105,37 @@ void check_transport_support(std::string_view transport, std::string_view schedu
                                     " with the schedules ", listed(support.schedules)));
   if (entry.unavailable)
     if (const std::string why = entry.unavailable(); !why.empty()) throw ValueError(why);
+}
+
+std::vector<std::string> particle_transport_names() {
+  std::vector<std::string> names;
+  for (const std::string& name : registry().names())
+    if (registry().at(name).make_particles) names.push_back(name);
+  return names;
+}
+
+void check_particle_transport(std::string_view transport) {
+  if (!registry().at(transport).make_particles)
+    throw ValueError(detail::concat(
+        "transport '", transport,
+        "' moves grid faces only, not particles; particle transports: ", listed(particle_transport_names())));
+}
+
+std::unique_ptr<ParticleExchange> make_particle_exchange(std::string_view transport, MPI_Comm comm) {
+  check_particle_transport(transport);
+  return registry().at(transport).make_particles(comm);
+}
+
+void deliver_particles_to_self(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, int self) {
+  for (const ParticleSend& send : sends) {
+    if (send.neighbour != self) continue;
+    for (ParticleReceive& receive : receives)
+      if (receive.neighbour == self && receive.direction == send.direction) {
+        double* into = receive.buffer->reserve(send.count);
+        std::memcpy(into, send.data, static_cast<std::size_t>(send.count) * sizeof(double));
+        receive.buffer->count = send.count;
+      }
+  }
 }
 
 void deliver_to_self(std::span<const FaceMessage> messages, int self) {

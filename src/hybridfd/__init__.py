@@ -5,7 +5,7 @@ batches, hybrid threading models, one-sided transports, topology-aware mapping) 
 switch on one :class:`Operator`. Axis order is the papers': ``[g, x, y, z]``, C order.
 """
 
-from hybridfd import reference
+from hybridfd import particles, reference
 from hybridfd._core import (
     RingWindow,
     approach_names,
@@ -33,6 +33,7 @@ __all__ = [
     "approach_names",
     "model_names",
     "mpi_library_version",
+    "particles",
     "reference",
     "schedule_names",
     "transport_names",
