@@ -121,6 +121,7 @@ class LennardJones {
   void initial_integrate();
   void final_integrate();
   void migrate();
+  void sort_by_position();
   void build_borders();
   void refresh_ghosts();
   void compute_forces(bool with_thermo_terms);
@@ -138,6 +139,8 @@ class LennardJones {
   std::int64_t atoms_total_ = 0;
   std::int64_t step_ = 0;
   Atoms atoms_;
+  Atoms spare_;                                                  // sort_by_position's scratch
+  std::vector<std::int32_t> cell_of_, cell_order_, cell_start_;  // its counting sort
   NeighbourList neighbours_;
   std::array<Swap, 6> swaps_;  // by direction: 2 * axis + (1 if travelling up)
   std::array<ParticleBuffer, 2> send_, receive_;

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace hybridfd {
@@ -33,6 +34,9 @@ struct Atoms {
   std::array<double*, 3> position() { return {x.data(), y.data(), z.data()}; }
   // Copies atom `from` over atom `to` (positions, velocities, tag, image).
   void move(std::int64_t from, std::int64_t to);
+  // Puts the owned atoms in `order` (a permutation of [0, owned)) and drops the ghosts;
+  // `spare` is scratch whose storage is swapped in (no allocation once both are grown).
+  void permute_owned(std::span<const std::int32_t> order, Atoms& spare);
 };
 
 // The box [0, L) per axis cut into grid[axis] equal slabs; a rank owns the region at its

@@ -151,8 +151,9 @@ LennardJones::LennardJones(MPI_Comm comm, const std::array<double, 3>& box, std:
     atoms_.tag[at] = tags[atom];
     atoms_.image[at] = no_image_shift;
   }
+  sort_by_position();
   build_borders();
-  neighbours_.build(atoms_, lower(), upper(), border_, reach);
+  neighbours_.build(atoms_, region_.box(), lower(), upper(), border_, reach);
   compute_forces(true);
 }
 
@@ -246,6 +247,38 @@ void LennardJones::migrate() {
       }
     }
   }
+}
+
+// LAMMPS's atom sort: owned atoms in order of the cells (half of cutoff + skin wide)
+// of the region, so atoms near in space are near in memory for the list build and the
+// force loop's gathers. No result depends on the order: lists are sorted by tag, thermo
+// sums by tag.
+void LennardJones::sort_by_position() {
+  std::array<int, 3> cells{};
+  std::array<double, 3> per_length{};
+  for (int axis = 0; axis < 3; ++axis) {
+    const double extent = region_.upper(axis) - region_.lower(axis);
+    cells[axis] = std::max(1, static_cast<int>(extent / ((options_.cutoff + options_.skin) / 2)));
+    per_length[axis] = cells[axis] / extent;
+  }
+  const auto owned = static_cast<std::size_t>(atoms_.owned);
+  cell_of_.resize(owned), cell_order_.resize(owned);
+  cell_start_.assign(static_cast<std::size_t>(cells[0]) * cells[1] * cells[2] + 1, 0);
+  const auto position = atoms_.position();
+  for (std::size_t i = 0; i < owned; ++i) {
+    int cell = 0;
+    for (int axis = 0; axis < 3; ++axis)
+      cell = cell * cells[axis] +
+             std::clamp(static_cast<int>((position[axis][i] - region_.lower(axis)) * per_length[axis]), 0,
+                        cells[axis] - 1);
+    cell_of_[i] = cell;
+    ++cell_start_[static_cast<std::size_t>(cell) + 1];
+  }
+  std::partial_sum(cell_start_.begin(), cell_start_.end(), cell_start_.begin());
+  for (std::size_t i = 0; i < owned; ++i)
+    cell_order_[static_cast<std::size_t>(cell_start_[static_cast<std::size_t>(cell_of_[i])]++)] =
+        static_cast<std::int32_t>(i);
+  atoms_.permute_owned(cell_order_, spare_);
 }
 
 // MiniMD's borders: along x, y, z in turn, the atoms within border_ of the lower face go
@@ -426,10 +459,11 @@ std::vector<ThermoRecord> LennardJones::run(std::int64_t steps, std::int64_t the
     start = seconds();
     if (step_ % options_.reneighbor_every == 0) {
       migrate();
+      sort_by_position();
       build_borders();
       const double built = seconds();
       times_.communication += built - start;
-      neighbours_.build(atoms_, lower(), upper(), border_, options_.cutoff + options_.skin);
+      neighbours_.build(atoms_, region_.box(), lower(), upper(), border_, options_.cutoff + options_.skin);
       times_.neighbour += seconds() - built;
       if (census)
         for (std::int64_t i = 0; i < atoms_.owned; ++i)

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace hybridfd {
 
@@ -19,6 +20,29 @@ void Atoms::move(std::int64_t from, std::int64_t to) {
   x[t] = x[f], y[t] = y[f], z[t] = z[f];
   vx[t] = vx[f], vy[t] = vy[f], vz[t] = vz[f];
   tag[t] = tag[f], image[t] = image[f];
+}
+
+void Atoms::permute_owned(std::span<const std::int32_t> order, Atoms& spare) {
+  spare.reserve(owned);
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const auto from = static_cast<std::size_t>(order[k]);
+    spare.x[k] = x[from], spare.y[k] = y[from], spare.z[k] = z[from];
+    spare.vx[k] = vx[from], spare.vy[k] = vy[from], spare.vz[k] = vz[from];
+    spare.tag[k] = tag[from], spare.image[k] = image[from];
+  }
+  for (auto [mine, theirs] : {std::pair{&x, &spare.x},
+                              {&y, &spare.y},
+                              {&z, &spare.z},
+                              {&vx, &spare.vx},
+                              {&vy, &spare.vy},
+                              {&vz, &spare.vz},
+                              {&fx, &spare.fx},
+                              {&fy, &spare.fy},
+                              {&fz, &spare.fz}})
+    mine->swap(*theirs);
+  tag.swap(spare.tag);
+  image.swap(spare.image);
+  ghosts = 0;
 }
 
 ParticleRegion::ParticleRegion(const std::array<double, 3>& box, const std::array<int, 3>& grid,
