@@ -18,7 +18,8 @@ rank 0, one line `RESULT {json}` with:
 - `thermo_printed`: the same steps as LAMMPS prints them by default (its thermo output
   with the default format, parsed from its log);
 - `loop_seconds`, `seconds_per_step`: LAMMPS's "Loop time" of the run over its steps;
-- `breakdown`: LAMMPS's task timing table (Pair, Neigh, Comm, ...) in average seconds.
+- `breakdown`: LAMMPS's task timing table (Pair, Neigh, Comm, ...) in average seconds;
+- `grid`: LAMMPS's process grid.
 
 This file runs in the peer's environment, which has numpy, mpi4py and lammps but not
 hybridfd, so it imports nothing from hybridfd at the top; `launch` is the one function
@@ -174,9 +175,10 @@ run {steps}
 """
 
 
-def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float]]:
-    """The thermo table as printed, the loop time and the task timing table of the last
-    run in a LAMMPS log."""
+def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float], list[int]]:
+    """The thermo table as printed, the loop time, the task timing table of the last run
+    in a LAMMPS log, and LAMMPS's process grid."""
+    grid = [int(p) for p in re.search(r"(\d+) by (\d+) by (\d+) MPI processor grid", log).groups()]
     log = log[log.rindex("\nrun ") :]
     lines = log.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:2] == ["Step", "Temp"])
@@ -192,7 +194,7 @@ def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float]
         if match.group(1) != "Section":
             # min | avg | max: the average is the third column of the row, the second value.
             breakdown[match.group(1)] = float(match.group(3))
-    return printed, loop, breakdown
+    return printed, loop, breakdown, grid
 
 
 def run(state: object, steps: int, thermo_every: int, every_step_until: int, comm: MPI.Comm) -> dict:
@@ -212,7 +214,7 @@ def run(state: object, steps: int, thermo_every: int, every_step_until: int, com
         comm.Barrier()
         if comm.rank != 0:
             return {}
-        printed, loop, breakdown = parse_log(log_file.read_text())
+        printed, loop, breakdown, grid = parse_log(log_file.read_text())
         thermo = []
         for line in print_file.read_text().splitlines():
             if line.startswith("#"):  # fix print's title line
@@ -222,6 +224,7 @@ def run(state: object, steps: int, thermo_every: int, every_step_until: int, com
     return {
         "atoms": len(state["tags"]),
         "ranks": comm.size,
+        "grid": grid,
         "steps": steps,
         "thermo": thermo,
         "thermo_printed": printed,
