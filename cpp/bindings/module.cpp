@@ -375,6 +375,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("ghost_atoms", &hybridfd::LennardJones::ghost_atoms)
       .def_prop_ro("neighbour_pairs", &hybridfd::LennardJones::neighbour_pairs)
       .def_prop_ro("largest_border_message", &hybridfd::LennardJones::largest_border_message)
+      .def_prop_ro("migration_hops", &hybridfd::LennardJones::migration_hops)
       .def_prop_ro("census",
                    [](const hybridfd::LennardJones& self) {
                      nb::list result;

@@ -115,6 +115,10 @@ std::vector<std::string> particle_transport_names() {
 }
 
 void check_particle_transport(std::string_view transport) {
+  const std::vector<std::string> names = registry().names();
+  if (std::find(names.begin(), names.end(), transport) == names.end())
+    throw ValueError(detail::concat("unknown transport '", transport,
+                                    "'; particle transports: ", listed(particle_transport_names())));
   if (!registry().at(transport).make_particles)
     throw ValueError(detail::concat(
         "transport '", transport,

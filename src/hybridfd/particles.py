@@ -212,6 +212,12 @@ class LennardJones:
         return self._core.largest_border_message
 
     @property
+    def migration_hops(self) -> tuple[int, int, int]:
+        """The most regions any atom crossed per axis before the last migration (the
+        same on every rank)."""
+        return tuple(self._core.migration_hops)
+
+    @property
     def census(self) -> list[tuple[int, int, int]]:
         """(step, atoms, sum of tags) over all ranks at the start and after every step of
         the last run with ``census=True``."""

@@ -69,6 +69,9 @@ def test_explicit_grid_and_continued_run(comm, transport):
     assert first[0] == expected_thermo[0] and second[-1] == expected_thermo[-1]
     assert second[0]["step"] == first[-1]["step"] == 20
     assert_same_state(md.gather(), expected)
+    # Atoms crossed region faces, the periodic one included, one region at a time: the
+    # short way round (3 regions up would be 1 down).
+    assert md.migration_hops == ((0, 1, 0) if comm.size > 1 else (0, 0, 0))
 
 
 def crowded_slab(drift: float) -> hf.particles.State:
@@ -94,12 +97,14 @@ def test_crowded_drifting_slab(comm, transport):
     md = hf.particles.LennardJones(comm, state, transport=transport)
     owned = [comm.allgather(md.owned_atoms)]
     largest = [comm.allgather(md.largest_border_message)]
+    hops = []
     thermo = []
     for _ in range(3):
         thermo += md.run(20, thermo_every=20, census=True)[1:]
         assert_conserved(md, state, 20)
         owned.append(comm.allgather(md.owned_atoms))
         largest.append(comm.allgather(md.largest_border_message))
+        hops.append(md.migration_hops)
     assert thermo == expected_thermo[1:]
     assert_same_state(md.gather(), expected)
     if comm.size > 1:
@@ -109,6 +114,7 @@ def test_crowded_drifting_slab(comm, transport):
         assert emptied, owned
     if comm.size >= 4:
         assert any(min(sizes) == 0 and max(sizes) > 0 for sizes in largest), largest
+        assert max(h[0] for h in hops) == 2, hops  # atoms crossed two regions between migrations
 
 
 def test_transports_agree_with_each_other_in_one_run(comm):
@@ -123,10 +129,11 @@ def test_transports_agree_with_each_other_in_one_run(comm):
         assert_same_state(other, states[0])
 
 
-def test_steady_state_steps_allocate_nothing(comm):
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_steady_state_steps_allocate_nothing(comm, transport):
     """Between rebuilds a step allocates no C++ memory (the run's list of two thermo
     records is the one allocation); rebuilds grow buffers only when they must."""
-    md = hf.particles.LennardJones(comm, hf.particles.initial_state(cells=4), transport="p2p")
+    md = hf.particles.LennardJones(comm, hf.particles.initial_state(cells=4), transport=transport)
     md.run(40)
     assert md._core.run_counting_allocations(19) == 1
 
@@ -137,7 +144,10 @@ def test_steady_state_steps_allocate_nothing(comm):
         ({"transport": "persistent"}, r"transport 'persistent' moves grid faces only.*p2p, rma-fence, rma-notify"),
         ({"transport": "partitioned"}, r"transport 'partitioned' moves grid faces only"),
         ({"transport": "neighbor"}, r"transport 'neighbor' moves grid faces only"),
-        ({"transport": "carrier-pigeon"}, r"unknown transport 'carrier-pigeon'; known: neighbor, p2p"),
+        (
+            {"transport": "carrier-pigeon"},
+            r"unknown transport 'carrier-pigeon'; particle transports: p2p, rma-fence, rma-n",
+        ),
         ({"cutoff": -2.5}, r"cutoff must be positive and finite, got -2.5"),
         ({"skin": -0.1}, r"skin must be non-negative and finite, got -0.1"),
         ({"dt": 0.0}, r"dt must be positive and finite, got 0"),

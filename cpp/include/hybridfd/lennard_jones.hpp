@@ -102,6 +102,8 @@ class LennardJones {
   std::int64_t neighbour_pairs() const { return neighbours_.pairs(); }
   // This rank's largest message of the last border exchange, in float64 values.
   std::int64_t largest_border_message() const { return largest_border_message_; }
+  // The most regions any atom crossed per axis before the last migration (all ranks).
+  const std::array<int, 3>& migration_hops() const { return migration_hops_; }
   const std::vector<Census>& census() const { return census_; }
   const ParticleTimes& times() const { return times_; }
   void reset_times() { times_ = {}; }
@@ -120,6 +122,7 @@ class LennardJones {
 
   void initial_integrate();
   void final_integrate();
+  void exchange(int axis, std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, bool sizes_known);
   void migrate();
   void sort_by_position();
   void build_borders();
@@ -150,6 +153,7 @@ class LennardJones {
   std::vector<int> thermo_counts_, thermo_displacements_;
   std::vector<std::int64_t> thermo_order_;
   std::int64_t largest_border_message_ = 0;
+  std::array<int, 3> migration_hops_{};
   std::vector<Census> census_;
   ParticleTimes times_;
 };

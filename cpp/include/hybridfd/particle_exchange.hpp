@@ -63,8 +63,8 @@ class ParticleExchange {
 };
 
 // Collective over comm (the one-sided exchanges make an MPI window). Throws ValueError
-// naming the transport and listing those that move particles if it moves only grids,
-// or listing all transports if it is unknown.
+// naming the transport and listing those that move particles if it is unknown or moves
+// only grid faces.
 std::unique_ptr<ParticleExchange> make_particle_exchange(std::string_view transport, MPI_Comm comm);
 // Local: the same ValueError as make_particle_exchange, before anything collective.
 void check_particle_transport(std::string_view transport);

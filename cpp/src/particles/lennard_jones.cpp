@@ -191,10 +191,20 @@ void LennardJones::final_integrate() {
   for (std::int64_t i = 0; i < atoms_.owned; ++i) vx[i] += half * fx[i], vy[i] += half * fy[i], vz[i] += half * fz[i];
 }
 
+// Regions from `mine` to `owner` along a periodic axis of `parts`, the short way round:
+// positive up, negative down, in (-parts/2, parts/2].
+namespace {
+int signed_hops(int owner, int mine, int parts) {
+  const int up = ((owner - mine) % parts + parts) % parts;
+  return up > parts / 2 ? up - parts : up;
+}
+}  // namespace
+
 // Every atom goes to the rank whose region holds its wrapped position, one neighbour
-// per hop along x, then y, then z (MiniMD's exchange). An atom may cross more than one
-// region between migrations (the crowding test drives atoms fast): one allreduce tells
-// all ranks how many hops each axis needs, usually one or none.
+// per hop along x, then y, then z (MiniMD's exchange), the short way round the periodic
+// box. An atom may cross more than one region between migrations (the crowding test
+// drives atoms fast): one allreduce tells all ranks how many hops each axis needs,
+// usually one or none.
 void LennardJones::migrate() {
   atoms_.ghosts = 0;
   std::array<int, 3> hops{};
@@ -205,20 +215,23 @@ void LennardJones::migrate() {
     atoms_.z[i] = region_.wrap(2, atoms_.z[i]);
     const std::array<double, 3> position{atoms_.x[i], atoms_.y[i], atoms_.z[i]};
     for (int axis = 0; axis < 3; ++axis)
-      hops[axis] = std::max(hops[axis], std::abs(region_.owner_coordinate(axis, position[axis]) - mine[axis]));
+      hops[axis] = std::max(hops[axis], std::abs(signed_hops(region_.owner_coordinate(axis, position[axis]), mine[axis],
+                                                             region_.grid()[axis])));
   }
   MPI_Allreduce(MPI_IN_PLACE, hops.data(), 3, MPI_INT, MPI_MAX, communicator());
+  migration_hops_ = hops;
   for (int axis = 0; axis < 3; ++axis) {
     double* coordinate = atoms_.position()[axis];
     for (int hop = 0; hop < hops[axis]; ++hop) {
       std::array<std::int64_t, 2> leaving{};  // down, up
       for (std::int64_t i = 0; i < atoms_.owned;) {
-        const int owner = region_.owner_coordinate(axis, coordinate[i]);
-        if (owner == mine[axis]) {
+        const int hops_left =
+            signed_hops(region_.owner_coordinate(axis, coordinate[i]), mine[axis], region_.grid()[axis]);
+        if (hops_left == 0) {
           ++i;
           continue;
         }
-        const int up = owner > mine[axis] ? 1 : 0;
+        const int up = hops_left > 0 ? 1 : 0;
         double* into = send_[up].reserve((leaving[up] + 1) * migrating_values) + leaving[up] * migrating_values;
         ++leaving[up];
         into[0] = atoms_.x[i], into[1] = atoms_.y[i], into[2] = atoms_.z[i];
@@ -232,7 +245,7 @@ void LennardJones::migrate() {
           ParticleSend{swaps_[2 * axis + 1].neighbour, 2 * axis + 1, send_[1].data(), leaving[1] * migrating_values}};
       std::array<ParticleReceive, 2> receives{ParticleReceive{swaps_[2 * axis].source, 2 * axis, &receive_[0]},
                                               ParticleReceive{swaps_[2 * axis + 1].source, 2 * axis + 1, &receive_[1]}};
-      exchange_->exchange(sends, receives, false);
+      exchange(axis, sends, receives, false);
       for (const ParticleBuffer& buffer : receive_) {
         const std::int64_t arriving = buffer.count / migrating_values;
         atoms_.reserve(atoms_.owned + arriving);
@@ -247,6 +260,16 @@ void LennardJones::migrate() {
       }
     }
   }
+}
+
+// An axis of one region (the grid is the same on every rank, so every rank agrees) has
+// only messages to this rank itself: copies, without the transport's synchronisation.
+void LennardJones::exchange(int axis, std::span<const ParticleSend> sends, std::span<ParticleReceive> receives,
+                            bool sizes_known) {
+  if (region_.grid()[axis] == 1)
+    deliver_particles_to_self(sends, receives, rank_);
+  else
+    exchange_->exchange(sends, receives, sizes_known);
 }
 
 // LAMMPS's atom sort: owned atoms in order of the cells (half of cutoff + skin wide)
@@ -317,7 +340,7 @@ void LennardJones::build_borders() {
     }
     std::array<ParticleReceive, 2> receives{ParticleReceive{down.source, 2 * axis, &receive_[0]},
                                             ParticleReceive{up.source, 2 * axis + 1, &receive_[1]}};
-    exchange_->exchange(sends, receives, false);
+    exchange(axis, sends, receives, false);
     for (int direction = 0; direction < 2; ++direction) {
       Swap& swap = swaps_[2 * axis + direction];
       const ParticleBuffer& buffer = receive_[direction];
@@ -358,7 +381,7 @@ void LennardJones::refresh_ghosts() {
       receive_[direction].count = swap.ghosts * refresh_values;
       receives[direction] = {swap.source, 2 * axis + direction, &receive_[direction]};
     }
-    exchange_->exchange(sends, receives, true);
+    exchange(axis, sends, receives, true);
     for (int direction = 0; direction < 2; ++direction) {
       const Swap& swap = swaps_[2 * axis + direction];
       const double* from = receive_[direction].data();
