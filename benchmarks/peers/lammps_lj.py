@@ -139,12 +139,6 @@ def write_data(path: Path, state: dict[str, np.ndarray]) -> None:
     path.write_text("\n".join(lines))
 
 
-def thermo_steps(steps: int, thermo_every: int, every_step_until: int) -> list[int]:
-    """Step 0, every step up to ``every_step_until``, then every ``thermo_every`` and the last."""
-    chosen = set(range(0, min(every_step_until, steps) + 1)) | set(range(0, steps + 1, thermo_every)) | {steps}
-    return sorted(chosen)
-
-
 def in_lj_commands(data_file: Path, steps: int, thermo_every: int, every_step_until: int, print_file: Path) -> str:
     """in.lj's settings from a data file instead of `lattice`/`create_atoms`/`velocity`."""
     # stride2(0, steps, thermo_every, 0, until, 1) gives 0, 1, ..., until, then every
@@ -156,7 +150,6 @@ def in_lj_commands(data_file: Path, steps: int, thermo_every: int, every_step_un
     return f"""
 units lj
 atom_style atomic
-atom_modify map array
 read_data {data_file}
 mass 1 1.0
 pair_style lj/cut 2.5
@@ -175,6 +168,12 @@ run {steps}
 """
 
 
+def thermo_record(line: str) -> dict[str, float]:
+    """One thermo line, "step temp pe press etotal", as a record."""
+    step, *values = line.split()
+    return {"step": int(step), **{field: float(v) for field, v in zip(THERMO_FIELDS, values, strict=True)}}
+
+
 def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float], list[int]]:
     """The thermo table as printed, the loop time, the task timing table of the last run
     in a LAMMPS log, and LAMMPS's process grid."""
@@ -186,8 +185,7 @@ def parse_log(log: str) -> tuple[list[dict[str, float]], float, dict[str, float]
     for line in lines[header + 1 :]:
         if line.startswith("Loop time"):
             break
-        step, *values = line.split()
-        printed.append({"step": int(step), **{f: float(v) for f, v in zip(THERMO_FIELDS, values, strict=True)}})
+        printed.append(thermo_record(line))
     loop = float(re.search(r"Loop time of (\S+) on", log).group(1))
     breakdown = {}
     for match in re.finditer(r"^(\w+)\s+\|\s*(\S+)\s+\|\s*(\S+)\s+\|", log, flags=re.MULTILINE):
@@ -215,12 +213,8 @@ def run(state: object, steps: int, thermo_every: int, every_step_until: int, com
         if comm.rank != 0:
             return {}
         printed, loop, breakdown, grid = parse_log(log_file.read_text())
-        thermo = []
-        for line in print_file.read_text().splitlines():
-            if line.startswith("#"):  # fix print's title line
-                continue
-            step, *values = line.split()
-            thermo.append({"step": int(step), **{f: float(v) for f, v in zip(THERMO_FIELDS, values, strict=True)}})
+        # Skipping fix print's title line.
+        thermo = [thermo_record(line) for line in print_file.read_text().splitlines() if not line.startswith("#")]
     return {
         "atoms": len(state["tags"]),
         "ranks": comm.size,
@@ -254,6 +248,7 @@ def main(argv: list[str] | None = None) -> None:
         state = reference_state((args.cells,) * 3, seed=args.seed)
     result = run(state, args.steps, args.thermo_every, args.every_step_until, MPI.COMM_WORLD)
     if MPI.COMM_WORLD.rank == 0:
+        # hybridfd.launch.RESULT_PREFIX (this environment has no hybridfd to import it from).
         print("RESULT " + json.dumps(result), flush=True)
 
 
