@@ -270,9 +270,48 @@ def run_jobs(jobs: list[tuple[int, int, int, str]], args: argparse.Namespace, na
         for label, ms in sorted(median.items(), key=lambda item: item[1]):
             print(f"| {label} | {ms:.3f} |")
         print("\n" + ", ".join(f"best hybridfd / {peer}: {value:.2f}x" for peer, value in speedups.items()))
+    print("\n" + summary_table(rows))
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results" / f"compare_peers_{name}.json").write_text(json.dumps(rows, indent=2))
     return rows
+
+
+def summary_table(rows: list[dict]) -> str:
+    """One line per job: hybridfd's flat approaches and best setting beside each peer's
+    best, and the ratios (the table docs/benchmarks.md quotes)."""
+    lines = [
+        "| ranks | grids x n^3 per rank | dtype | hybridfd flat-original | flat-optimized | best hybridfd (periodic)"
+        " | GPAW default | GPAW ASYNC best | best hybridfd (non-periodic) | Devito"
+        " | best / GPAW best | best / Devito |",
+        "|---:|---|---|---:|---:|---|---:|---|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        median = row["ms_per_grid"]
+        ours, ours_ms = best(median, "hybridfd", "(periodic)")
+        open_label, open_ms = best(median, "hybridfd", "(non-periodic)")
+        has_async = any(label.startswith("GPAW ASYNC") for label in median)
+        if has_async:
+            async_label, async_ms = best(median, "GPAW ASYNC")
+            gpaw_async = f"{async_ms:.2f} ({async_label.removeprefix('GPAW ASYNC ')})"
+        else:
+            gpaw_async = "-"
+        speedups = row["speedups"]
+        cells = [
+            str(row["ranks"]),
+            f"{row['grids']} x {row['n']}^3",
+            row["dtype"],
+            f"{median['hybridfd flat-original (periodic)']:.2f}",
+            f"{median['hybridfd flat-optimized (periodic)']:.2f}",
+            f"{ours_ms:.2f} ({ours.removeprefix('hybridfd ').removesuffix(' (periodic)')})",
+            f"{median['GPAW']:.2f}" if "GPAW" in median else "-",
+            gpaw_async,
+            f"{open_ms:.2f} ({open_label.removeprefix('hybridfd ').removesuffix(' (non-periodic)')})",
+            f"{median[DEVITO_LABEL]:.2f}" if DEVITO_LABEL in median else "-",
+            f"{speedups['GPAW best']:.2f}x" if "GPAW best" in speedups else "-",
+            f"{speedups['Devito']:.2f}x" if "Devito" in speedups else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def curve_jobs(sizes: list[int]) -> list[tuple[int, int, int, str]]:
@@ -282,7 +321,8 @@ def curve_jobs(sizes: list[int]) -> list[tuple[int, int, int, str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("job", choices=("kernel", "latency", "curve", "hybridfd-worker"))
+    parser.add_argument("job", choices=("kernel", "latency", "curve", "summary", "hybridfd-worker"))
+    parser.add_argument("--results", type=Path, help="summary: a results/compare_peers_*.json to tabulate")
     parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128])
     parser.add_argument("--rounds", type=int, default=3)
@@ -296,6 +336,9 @@ def main() -> int:
     args = parser.parse_args()
     if args.job == "hybridfd-worker":
         hybridfd_worker(args.shape, args.grids, args.dtype, args.repeats, args.save_dir)
+        return 0
+    if args.job == "summary":
+        print(summary_table(json.loads(args.results.read_text())))
         return 0
     if args.quick:
         args.rounds, args.repeats = 1, 2

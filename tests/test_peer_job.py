@@ -104,3 +104,23 @@ def test_the_curve_keeps_the_points_per_job_about_constant() -> None:
     jobs = load_compare_peers().curve_jobs([16, 96, 256])
     assert jobs[:3] == [(1, 16, 512, "float64"), (1, 96, 8, "float64"), (1, 256, 1, "float64")]
     assert [dtype for *_, dtype in jobs].count("complex128") == 3
+
+
+def test_the_summary_has_one_line_per_job_with_each_codes_best() -> None:
+    compare = load_compare_peers()
+    median = {
+        "hybridfd flat-original (periodic)": 2.0,
+        "hybridfd flat-optimized (periodic)": 1.5,
+        "hybridfd all-dims b=8 (periodic)": 1.0,
+        "hybridfd flat-original (non-periodic)": 4.0,
+        "GPAW": 8.0,
+        compare.DEVITO_LABEL: 10.0,
+    }
+    row = {"ranks": 2, "n": 24, "grids": 512, "dtype": "float64", "ms_per_grid": median}
+    row["speedups"] = compare.ratios(median)
+    header, rule, line = compare.summary_table([row]).splitlines()
+    assert header.count("|") == rule.count("|") == line.count("|")
+    assert line == (
+        "| 2 | 512 x 24^3 | float64 | 2.00 | 1.50 | 1.00 (all-dims b=8) | 8.00 | - | 4.00 (flat-original)"
+        " | 10.00 | 8.00x | 2.50x |"
+    )
