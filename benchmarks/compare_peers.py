@@ -132,7 +132,15 @@ def available_peers() -> dict[str, Path]:
 
 
 def one_round(
-    ranks: int, n: int, grids: int, dtype: str, repeats: int, peers: dict[str, Path], threads: list[int], first: bool
+    ranks: int,
+    n: int,
+    grids: int,
+    dtype: str,
+    repeats: int,
+    peers: dict[str, Path],
+    threads: list[int],
+    first: bool,
+    msg_sizes: list[int],
 ) -> tuple[dict[str, float], dict[str, float]]:
     """Every code once on one job: ms per grid by label, and each peer's disagreement with
     hybridfd (relative)."""
@@ -154,7 +162,7 @@ def one_round(
             if name not in peers:
                 continue
             for omp in settings:
-                sizes = GPAW_MSG_SIZES if name == "GPAW ASYNC" else [0]
+                sizes = msg_sizes if name == "GPAW ASYNC" else [0]
                 theirs = peer_run(
                     name,
                     peers[name],
@@ -244,7 +252,9 @@ def run_jobs(jobs: list[tuple[int, int, int, str]], args: argparse.Namespace, na
         for job in jobs:
             ranks, n, grids, dtype = job
             threads = [1, 2] if ranks <= 2 else [1]
-            times, agreement = one_round(ranks, n, grids, dtype, args.repeats, peers, threads, round_index == 0)
+            times, agreement = one_round(
+                ranks, n, grids, dtype, args.repeats, peers, threads, round_index == 0, args.msg_sizes
+            )
             for label, ms in times.items():
                 samples[job].setdefault(label, []).append(ms)
             for label, difference in agreement.items():
@@ -327,6 +337,9 @@ def main() -> int:
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--msg-sizes", type=int, nargs="+", default=GPAW_MSG_SIZES, help="GPAW_MPI_OPTIMAL_MSG_SIZE values (KiB) swept"
+    )
     parser.add_argument("--quick", action="store_true", help="small grids, one round (a smoke test)")
     # the hybridfd worker's job (set by the driver)
     parser.add_argument("--shape", type=int)

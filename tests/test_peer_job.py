@@ -94,7 +94,12 @@ def test_absent_peers_are_skipped_with_a_message(tmp_path: Path, capsys: pytest.
     compare = load_compare_peers()
     compare.ROOT = tmp_path
     compare.GPAW_DEFAULT = compare.GPAW_ASYNC = compare.DEVITO = tmp_path / "absent"
-    assert compare.run_jobs([(1, 8, 1, "float64")], compare.argparse.Namespace(rounds=1, repeats=1), "kernel") == []
+    assert (
+        compare.run_jobs(
+            [(1, 8, 1, "float64")], compare.argparse.Namespace(rounds=1, repeats=1, msg_sizes=[0]), "kernel"
+        )
+        == []
+    )
     output = capsys.readouterr().out
     assert "GPAW is not installed" in output and "Devito is not installed" in output
     assert "nothing to compare. Skipping." in output
