@@ -384,7 +384,8 @@ def plot(rows: list[dict], name: str, path: Path) -> None:
             sizes = [row["n"] for row in selected]
             codes = {
                 "hybridfd best (periodic)": lambda m: best(m, "hybridfd", "(periodic)")[1],
-                "GPAW default": lambda m: m.get("GPAW"),
+                "hybridfd best (non-periodic)": lambda m: best(m, "hybridfd", "(non-periodic)")[1],
+                "GPAW default (periodic)": lambda m: m.get("GPAW"),
                 "Devito (non-periodic)": lambda m: m.get(DEVITO_LABEL),
             }
             for label, pick in codes.items():
