@@ -16,7 +16,8 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan test-gpaw bench-gpaw test-lammps smpi
+.PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan test-gpaw bench-gpaw test-lammps \
+	smpi bench-peers peers-gpaw peers-gpaw-async peers-devito
 
 setup: $(VENV)/.installed
 
@@ -47,7 +48,9 @@ bench: setup
 	$(PY) benchmarks/kernel_throughput.py
 	$(PY) benchmarks/oversubscription.py
 	$(PY) benchmarks/latency_hiding.py
-	$(PY) benchmarks/compare_gpaw.py
+	# hybridfd vs GPAW (default and GPAW_ASYNC + OpenMP builds) and Devito: skips what
+	# `make peers` has not installed.
+	$(MAKE) bench-peers
 	$(PY) benchmarks/mapping_metrics.py
 	$(PY) benchmarks/tracer_overhead.py
 	# The papers' experiments (docs/benchmarks.md), each at its defaults sized for this machine.
@@ -104,13 +107,39 @@ smpi: setup
 
 # Peer codes for side-by-side benchmarks, each in its own environment (never a
 # dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).
-peers: .peers/gpaw/bin/gpaw peers-lammps
+peers: peers-gpaw peers-gpaw-async peers-devito peers-lammps
+peers-gpaw: .peers/gpaw/bin/gpaw
+peers-gpaw-async: .peers/gpaw-async/bin/gpaw
+peers-devito: .peers/devito/.installed
 
 .peers/gpaw/bin/gpaw:
 	apt-get install -y -q libxc-dev libblas-dev liblapack-dev
 	$(PYTHON) -m venv .peers/gpaw
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet mpi4py mpich
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet gpaw
+
+# GPAW's double-buffered exchange (-DGPAW_ASYNC) with OpenMP, the build the seed papers
+# tuned: compiled from the sdist with benchmarks/peers/gpaw_async_siteconfig.py (about 1
+# min; --no-cache-dir so pip does not reuse the default build's wheel).
+.peers/gpaw-async/bin/gpaw:
+	apt-get install -y -q libxc-dev libblas-dev liblapack-dev
+	$(PYTHON) -m venv .peers/gpaw-async
+	PATH="$(CURDIR)/.peers/gpaw-async/bin:$$PATH" .peers/gpaw-async/bin/pip install --quiet mpi4py mpich
+	PATH="$(CURDIR)/.peers/gpaw-async/bin:$$PATH" GPAW_CONFIG=$(CURDIR)/benchmarks/peers/gpaw_async_siteconfig.py \
+	  .peers/gpaw-async/bin/pip install --quiet --no-cache-dir --no-binary gpaw gpaw
+
+# Devito 4.8 (its own numpy pin), with the mpich wheel for its MPI modes.
+.peers/devito/.installed:
+	$(PYTHON) -m venv .peers/devito
+	.peers/devito/bin/pip install --quiet mpich mpi4py devito
+	touch $@
+
+# hybridfd vs the peers above, side by side (docs/benchmarks.md, "Side by side with the
+# peers"); each part skips a peer that is not installed.
+bench-peers: setup
+	$(PY) benchmarks/compare_peers.py kernel
+	$(PY) benchmarks/compare_peers.py curve
+	$(PY) benchmarks/compare_peers.py latency
 
 # The GPAW drop-in (hybridfd.gpaw, docs/gpaw.md) inside GPAW's environment: hybridfd built
 # against that environment's MPI (its own build directory, so .venv's build is untouched).

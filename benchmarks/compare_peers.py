@@ -1,0 +1,419 @@
+"""hybridfd side by side with its peers: GPAW's own C Laplace operator (default PyPI build,
+and its GPAW_ASYNC + OpenMP build) and Devito's batched one-pass Laplacian, the same job
+under the same launcher (hybridfd.launch, MPICH's yield settings), each code in its own
+environment and processes, launched alternately in rounds so machine drift hits all alike.
+
+    .venv/bin/python benchmarks/compare_peers.py kernel   [--rounds 3] [--repeats 5]
+    .venv/bin/python benchmarks/compare_peers.py latency  [--ranks 2 4] [--rounds 3] [--repeats 3]
+    .venv/bin/python benchmarks/compare_peers.py curve    [--sizes 16 24 32 48 64 96 128]
+
+kernel (kernel issue, point 5): 1 rank, 32 grids of 96^3, float64 and complex128.
+latency (latency-hiding issue): 2 and 4 ranks, per rank 64 grids of 96^3 and 512 grids
+of 24^3, float64. curve: 1 rank, float64 and complex128, throughput against grid size.
+
+Every job: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1) boxes, 13-point
+radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
+(hybridfd's periodic result is compared with it per grid to 1e-10); Devito has no periodic
+boundary, so it is compared with hybridfd's non-periodic result on interior points, per
+grid and pointwise on grid 0, to 1e-8 of the size of the stencil's terms (Devito prints its
+weights with 9 digits, so they do not sum to zero; one_round says more). Each hybridfd
+setting is timed on both boundaries in the same launch; ratios pair codes on the same
+boundary. Peers live in .peers/ (`make peers`,
+shared/PEERS.md); a peer that is absent is skipped with a message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+PEERS_DIR = Path(__file__).resolve().parent / "peers"
+sys.path.insert(0, str(PEERS_DIR))
+from job import checksum_difference, sample_difference  # noqa: E402
+
+#: Peer environments (Makefile `peers`).
+GPAW_DEFAULT = ROOT / ".peers" / "gpaw"
+GPAW_ASYNC = ROOT / ".peers" / "gpaw-async"
+DEVITO = ROOT / ".peers" / "devito"
+
+#: hybridfd settings timed in every job: the papers' two flat approaches and the settings
+#: that were best in docs/benchmarks.md's latency-hiding runs ("best" is the fastest of
+#: them in the same run).
+HYBRIDFD_CONFIGS = {
+    "flat-original": {"approach": "flat-original"},
+    "flat-optimized": {"approach": "flat-optimized"},
+    "all-dims b=8": {"schedule": "all-dims", "batch": 8},
+    "all-dims b=64": {"schedule": "all-dims", "batch": 64},
+    "double-buffered b=64": {"schedule": "double-buffered", "batch": 64},
+    "overlap b=16 progress=1": {"schedule": "overlap", "batch": 16, "progress": 1},
+}
+#: GPAW_MPI_OPTIMAL_MSG_SIZE values swept (KiB per message; 0 = unset, one grid per message).
+GPAW_MSG_SIZES = [0, 64, 256, 1024, 4096]
+DEVITO_LABEL = "Devito batched apply (non-periodic)"
+CHECKSUM_TOLERANCE = {"GPAW": 1e-10, "Devito": 1e-8}
+
+
+def hybridfd_worker(n: int, grids: int, dtype: str, repeats: int, save_dir: str) -> None:
+    from job import field, gather_first_grid, interior_checksums
+    from mpi4py import MPI
+
+    import hybridfd as hf
+    from hybridfd import launch
+    from hybridfd.timing import time_apply  # median of the slowest rank's time per apply
+
+    comm = MPI.COMM_WORLD
+    shape = (n * comm.size, n, n)
+    stencil = hf.Stencil.laplace(2, 0.2)
+    result = {}
+    for periodic in (True, False):
+        dec = hf.Decomposition(hf.Domain(shape, dtype=dtype, periodic=periodic), comm, grid=(comm.size, 1, 1))
+        box = dec.box()
+        g, x, y, z = np.meshgrid(
+            np.arange(grids), *(np.arange(o, o + e) for o, e in zip(box.offset, box.extent, strict=True)), indexing="ij"
+        )
+        a = np.ascontiguousarray(field(g, x, y, z, n) * (1 + 0.5j if dtype == "complex128" else 1))
+        del g, x, y, z
+        out = np.empty_like(a)
+        reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+        times = {}
+        for label, options in HYBRIDFD_CONFIGS.items():
+            op = hf.Operator(dec, stencil, **options)  # one at a time: large batches hold much memory
+            op.apply(a, out=out)
+            times[label] = 1e3 * time_apply(op, a, out, repeats) / grids
+            if not np.array_equal(out, reference):
+                raise AssertionError(f"hybridfd {label} differs from flat-original")
+            del op
+        boundary = "periodic" if periodic else "non-periodic"
+        result[boundary] = {
+            "ms_per_grid": times,
+            "max_abs_input": comm.allreduce(float(np.max(np.abs(a))), op=MPI.MAX),
+            "operator_norm": float(np.sum(np.abs(stencil.coefficients))),
+            "checksums": interior_checksums(a, reference, list(box.offset), shape, comm, radius=0 if periodic else 2),
+        }
+        gather_first_grid(reference, list(box.offset), shape, comm, f"{save_dir}/hybridfd-{boundary}.npy")
+        del a, out, reference
+    if comm.rank == 0:
+        launch.report_result(result)
+
+
+def peer_run(name: str, env_dir: Path, ranks: int, argv: list[str], extra_env: dict[str, str]) -> dict:
+    """One launch of a peer script under that peer's Python and mpiexec, through hybridfd's
+    launcher (same yield settings as hybridfd's own runs)."""
+    from hybridfd import launch
+
+    result = launch.run(
+        ranks,
+        [str(env_dir / "bin" / "python"), *argv],
+        timeout=3000,
+        extra_env={"OMP_NUM_THREADS": "1", **extra_env},
+        mpiexec=str(env_dir / "bin" / "mpiexec"),
+    )
+    try:
+        return launch.worker_result(result)
+    except RuntimeError as error:
+        raise RuntimeError(f"{name} failed: {error}") from None
+
+
+def available_peers() -> dict[str, Path]:
+    found = {}
+    for name, path in (("GPAW", GPAW_DEFAULT), ("GPAW ASYNC", GPAW_ASYNC), ("Devito", DEVITO)):
+        if (path / "bin" / "python").exists():
+            found[name] = path
+        else:
+            print(f"{name} is not installed at {path.relative_to(ROOT)}; run `make peers`. Skipping it.")
+    return found
+
+
+def one_round(
+    ranks: int,
+    n: int,
+    grids: int,
+    dtype: str,
+    repeats: int,
+    peers: dict[str, Path],
+    threads: list[int],
+    first: bool,
+    msg_sizes: list[int],
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Every code once on one job: ms per grid by label, and each peer's disagreement with
+    hybridfd (relative)."""
+    from hybridfd import launch
+
+    times: dict[str, float] = {}
+    agreement: dict[str, float] = {}
+    job = ["--shape", str(n), "--grids", str(grids), "--dtype", dtype, "--repeats", str(repeats)]
+    with tempfile.TemporaryDirectory() as save_dir:
+        ours = launch.run(
+            ranks, [sys.executable, __file__, "hybridfd-worker", *job, "--save-dir", save_dir], timeout=3000
+        )
+        mine = launch.worker_result(ours)
+        for boundary, values in mine.items():
+            for label, ms in values["ms_per_grid"].items():
+                times[f"hybridfd {label} ({boundary})"] = ms
+        gpaw_env = {"GPAW_MPI_BACKEND": "mpi4py"}
+        for name, settings in (("GPAW", [1]), ("GPAW ASYNC", threads)):
+            if name not in peers:
+                continue
+            for omp in settings:
+                sizes = msg_sizes if name == "GPAW ASYNC" else [0]
+                theirs = peer_run(
+                    name,
+                    peers[name],
+                    ranks,
+                    [str(PEERS_DIR / "gpaw_laplace.py"), *job, "--msg-sizes", *map(str, sizes)],
+                    {**gpaw_env, "OMP_NUM_THREADS": str(omp)},
+                )
+                for size, value in theirs["by_msg_size"].items():
+                    label = name if name == "GPAW" else f"{name} OMP={omp} msg={size} KiB"
+                    times[label] = value["ms_per_grid"]
+                    difference = checksum_difference(mine["periodic"]["checksums"], value["checksums"])
+                    agreement[label] = difference
+        if "Devito" in peers:
+            path = f"{save_dir}/devito.npy"
+            theirs = peer_run(
+                "Devito",
+                peers["Devito"],
+                ranks,
+                [str(PEERS_DIR / "devito_laplace.py"), *job, "--save", path, *(["--mpi-modes"] if first else [])],
+                {"DEVITO_LANGUAGE": "C", "DEVITO_MPI": "basic" if ranks > 1 else "0", "DEVITO_LOGGING": "WARNING"},
+            )
+            times[DEVITO_LABEL] = theirs["ms_per_grid"]
+            # Devito prints its weights with 9 digits (1.333333330, -8.33333333e-2), so they
+            # sum to -6.7e-9 instead of 0 per axis: its result carries about -5e-7 * u at
+            # h = 0.2, which is 1e-7..1e-5 of a smooth field's Laplacian. Differences are
+            # therefore scaled by the size of the stencil's terms, sum|w| * max|u|.
+            ours = mine["non-periodic"]
+            terms = ours["operator_norm"] * ours["max_abs_input"]
+            interior = (n * ranks - 4) * (n - 4) ** 2
+            ours_sample, their_sample = np.load(f"{save_dir}/hybridfd-non-periodic.npy"), np.load(path)
+            agreement["Devito"] = max(
+                checksum_difference(
+                    ours["checksums"], theirs["interior_checksums"], scale=terms * ours["max_abs_input"] * interior
+                ),
+                sample_difference(ours_sample, their_sample, scale=terms),
+            )
+            agreement["Devito (relative to the result, not checked)"] = sample_difference(ours_sample, their_sample)
+            if theirs["generated_code_by_mpi_mode"]:
+                modes = theirs["generated_code_by_mpi_mode"]
+                print(f"  Devito's generated code by DEVITO_MPI mode ({ranks} ranks): {modes}")
+    for label, difference in agreement.items():
+        if "not checked" in label:
+            continue
+        tolerance = CHECKSUM_TOLERANCE["Devito" if label == "Devito" else "GPAW"]
+        if not difference <= tolerance:
+            raise AssertionError(f"{label} differs from hybridfd by {difference:.1e} relative (> {tolerance:.0e})")
+    return times, agreement
+
+
+def summarise(times: dict[str, list[float]]) -> dict[str, float]:
+    return {label: float(np.median(values)) for label, values in times.items()}
+
+
+def best(median: dict[str, float], prefix: str, suffix: str = "") -> tuple[str, float]:
+    """The fastest setting whose label starts with ``prefix`` (and ends with ``suffix``)."""
+    matches = {label: ms for label, ms in median.items() if label.startswith(prefix) and label.endswith(suffix)}
+    label = min(matches, key=matches.__getitem__)
+    return label, matches[label]
+
+
+def ratios(median: dict[str, float]) -> dict[str, float]:
+    """Speed-ups of hybridfd's best setting over each peer (its best setting), pairing
+    codes on the same boundary: GPAW with periodic grids, Devito with non-periodic ones."""
+    out = {}
+    _, ours_periodic = best(median, "hybridfd", "(periodic)")
+    _, ours_open = best(median, "hybridfd", "(non-periodic)")
+    gpaw = {label: ms for label, ms in median.items() if label.startswith("GPAW")}
+    if "GPAW" in gpaw:
+        out["GPAW default"] = gpaw["GPAW"] / ours_periodic
+    if any(label.startswith("GPAW ASYNC") for label in gpaw):
+        out["GPAW ASYNC best"] = best(median, "GPAW ASYNC")[1] / ours_periodic
+    if gpaw:
+        out["GPAW best"] = min(gpaw.values()) / ours_periodic
+    if DEVITO_LABEL in median:
+        out["Devito"] = median[DEVITO_LABEL] / ours_open
+    return out
+
+
+def run_jobs(jobs: list[tuple[int, int, int, str]], args: argparse.Namespace, name: str) -> list[dict]:
+    peers = {name: path for name, path in available_peers().items() if name not in getattr(args, "without", [])}
+    if not peers:
+        print(f"No peer environment for the {name} comparison; nothing to compare. Skipping.")
+        return []
+    samples: dict[tuple, dict[str, list[float]]] = {job: {} for job in jobs}
+    worst: dict[str, float] = {}
+    for round_index in range(args.rounds):
+        for job in jobs:
+            ranks, n, grids, dtype = job
+            threads = [1, 2] if ranks <= 2 else [1]
+            times, agreement = one_round(
+                ranks, n, grids, dtype, args.repeats, peers, threads, round_index == 0, args.msg_sizes
+            )
+            for label, ms in times.items():
+                samples[job].setdefault(label, []).append(ms)
+            for label, difference in agreement.items():
+                worst[label] = max(worst.get(label, 0.0), difference)
+            print(f"round {round_index + 1}/{args.rounds}: {ranks} ranks, {grids} x {n}^3, {dtype} done", flush=True)
+    print(f"\ncommand: {' '.join(['python', *sys.argv])}  cores: {os.cpu_count()}  load: {os.getloadavg()}")
+    for label, difference in sorted(worst.items()):
+        print(f"agreement with hybridfd: {label}: {difference:.1e} relative")
+    rows = []
+    for job in jobs:
+        ranks, n, grids, dtype = job
+        median = summarise(samples[job])
+        speedups = ratios(median)
+        rows.append(
+            {"ranks": ranks, "n": n, "grids": grids, "dtype": dtype, "ms_per_grid": median, "speedups": speedups}
+        )
+        print(
+            f"\n{ranks} rank(s), {grids} grids of {n}^3 per rank, {dtype}: ms per grid"
+            f" (medians of {args.rounds} launches x {args.repeats} applies)\n"
+        )
+        print("| code and setting | ms per grid |")
+        print("|---|---:|")
+        for label, ms in sorted(median.items(), key=lambda item: item[1]):
+            print(f"| {label} | {ms:.3f} |")
+        print("\n" + ", ".join(f"best hybridfd / {peer}: {value:.2f}x" for peer, value in speedups.items()))
+    print("\n" + summary_table(rows))
+    (ROOT / "results").mkdir(exist_ok=True)
+    (ROOT / "results" / f"compare_peers_{name}.json").write_text(json.dumps(rows, indent=2))
+    return rows
+
+
+def summary_table(rows: list[dict]) -> str:
+    """One line per job: hybridfd's flat approaches and best setting beside each peer's
+    best, and the ratios (the table docs/benchmarks.md quotes)."""
+    lines = [
+        "| ranks | grids x n^3 per rank | dtype | hybridfd flat-original | flat-optimized | best hybridfd (periodic)"
+        " | GPAW default | GPAW ASYNC best | best hybridfd (non-periodic) | Devito"
+        " | best / GPAW best | best / Devito |",
+        "|---:|---|---|---:|---:|---|---:|---|---|---:|---:|---:|",
+    ]
+    for row in rows:
+        median = row["ms_per_grid"]
+        ours, ours_ms = best(median, "hybridfd", "(periodic)")
+        open_label, open_ms = best(median, "hybridfd", "(non-periodic)")
+        has_async = any(label.startswith("GPAW ASYNC") for label in median)
+        if has_async:
+            async_label, async_ms = best(median, "GPAW ASYNC")
+            gpaw_async = f"{async_ms:.2f} ({async_label.removeprefix('GPAW ASYNC ')})"
+        else:
+            gpaw_async = "-"
+        speedups = row["speedups"]
+        cells = [
+            str(row["ranks"]),
+            f"{row['grids']} x {row['n']}^3",
+            row["dtype"],
+            f"{median['hybridfd flat-original (periodic)']:.2f}",
+            f"{median['hybridfd flat-optimized (periodic)']:.2f}",
+            f"{ours_ms:.2f} ({ours.removeprefix('hybridfd ').removesuffix(' (periodic)')})",
+            f"{median['GPAW']:.2f}" if "GPAW" in median else "-",
+            gpaw_async,
+            f"{open_ms:.2f} ({open_label.removeprefix('hybridfd ').removesuffix(' (non-periodic)')})",
+            f"{median[DEVITO_LABEL]:.2f}" if DEVITO_LABEL in median else "-",
+            f"{speedups['GPAW best']:.2f}x" if "GPAW best" in speedups else "-",
+            f"{speedups['Devito']:.2f}x" if "Devito" in speedups else "-",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def curve_jobs(sizes: list[int]) -> list[tuple[int, int, int, str]]:
+    """1 rank, about as many points per job as 8 grids of 96^3 (at most 512 grids)."""
+    return [(1, n, min(512, max(1, 8 * 96**3 // n**3)), dtype) for dtype in ("float64", "complex128") for n in sizes]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("job", choices=("kernel", "latency", "curve", "summary", "hybridfd-worker"))
+    parser.add_argument("--results", type=Path, help="summary: a results/compare_peers_*.json to tabulate")
+    parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--msg-sizes", type=int, nargs="+", default=GPAW_MSG_SIZES, help="GPAW_MPI_OPTIMAL_MSG_SIZE values (KiB) swept"
+    )
+    parser.add_argument("--quick", action="store_true", help="small grids, one round (a smoke test)")
+    # the hybridfd worker's job (set by the driver)
+    parser.add_argument("--shape", type=int)
+    parser.add_argument("--grids", type=int)
+    parser.add_argument("--dtype", default="float64")
+    parser.add_argument("--save-dir")
+    args = parser.parse_args()
+    if args.job == "hybridfd-worker":
+        hybridfd_worker(args.shape, args.grids, args.dtype, args.repeats, args.save_dir)
+        return 0
+    if args.job == "summary":
+        print(summary_table(json.loads(args.results.read_text())))
+        return 0
+    if args.quick:
+        args.rounds, args.repeats = 1, 2
+    if args.job != "latency":  # one core: GPAW's default build (OpenMP would take the second core)
+        args.without = ["GPAW ASYNC"]
+    if args.job == "kernel":
+        n, grids = (24, 4) if args.quick else (96, 32)
+        jobs = [(1, n, grids, dtype) for dtype in ("float64", "complex128")]
+    elif args.job == "latency":
+        cases = [(24, 8), (12, 16)] if args.quick else [(96, 64), (24, 512)]
+        jobs = [(ranks, n, grids, "float64") for ranks in args.ranks for n, grids in cases]
+    else:
+        jobs = curve_jobs([16, 24] if args.quick else args.sizes)
+    rows = run_jobs(jobs, args, args.job)
+    if rows and not args.quick:
+        plot(rows, args.job, ROOT / "docs" / "img" / f"compare_peers_{args.job}.png")
+    return 0
+
+
+def plot(rows: list[dict], name: str, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if name == "curve":
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
+        for ax, dtype in zip(axes, ("float64", "complex128"), strict=True):
+            selected = [row for row in rows if row["dtype"] == dtype]
+            sizes = [row["n"] for row in selected]
+            codes = {
+                "hybridfd best (periodic)": lambda m: best(m, "hybridfd", "(periodic)")[1],
+                "hybridfd best (non-periodic)": lambda m: best(m, "hybridfd", "(non-periodic)")[1],
+                "GPAW default (periodic)": lambda m: m.get("GPAW"),
+                "Devito (non-periodic)": lambda m: m.get(DEVITO_LABEL),
+            }
+            for label, pick in codes.items():
+                ms = [pick(row["ms_per_grid"]) for row in selected]
+                if all(value is not None for value in ms):
+                    ax.plot(sizes, [n**3 / (1e3 * m) for n, m in zip(sizes, ms, strict=True)], "o-", label=label)
+            ax.set_xscale("log", base=2)
+            ax.set_xticks(sizes, [str(n) for n in sizes])
+            ax.set_xlabel("grid edge n (n^3 points, 1 rank)")
+            ax.set_ylabel("Mpoints/s")
+            ax.set_title(dtype)
+            ax.legend(fontsize=8)
+    else:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        labels = [f"{row['ranks']}r {row['grids']}x{row['n']}^3 {row['dtype']}" for row in rows]
+        peers = sorted({peer for row in rows for peer in row["speedups"]})
+        width = 0.8 / max(1, len(peers))
+        for i, peer in enumerate(peers):
+            values = [row["speedups"].get(peer, 0.0) for row in rows]
+            ax.bar(np.arange(len(rows)) + i * width, values, width, label=f"best hybridfd / {peer}")
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_xticks(np.arange(len(rows)) + 0.4 - width / 2, labels, fontsize=8)
+        ax.set_ylabel("speed-up (same run, medians)")
+        ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
