@@ -2,63 +2,130 @@
 configuration measured under the real MPI and simulated by SMPI on the host platform, at
 2 and 4 ranks, flat-original and flat-optimized; prints the error per row.
 
-The host platform's costs are measured first: the core speed from the driver's one-rank
-apply (stencil flops per second, pack and copies included) and the latency and bandwidth
-from hybridfd.perfmodel.calibrate's ping-pong fit on 2 ranks. Needs `make setup`, the
-driver built with the real MPI in build/tools (cmake -S . -B build/tools
--DHYBRIDFD_PYTHON=OFF -DMPI_HOME=$PWD/.venv) and `make smpi`.
+The host platform's costs are measured in the same rounds as the runs they predict
+(timings here swing 2x within a minute while others build):
 
-    .venv/bin/python benchmarks/simulation_validation.py
+- core speed, per rank count: one rank's share of the problem (its box of the process
+  grid the real run used, all grids) applied by one one-rank driver per core, started at
+  once, so that the rate is that of all cores busy, with each rank's own working set and
+  the halo copies of its faces (the one-rank apply of the whole problem, used before,
+  is neither: the first validation's -28 to -71 %);
+- latency and bandwidth: hybridfd.perfmodel.calibrate's ping-pong fit on 2 ranks;
+- CPU time per message: calibrate.message_seconds (the core's own exchange), charged by
+  SMPI as send and receive overhead.
+
+``--model first`` reproduces the first validation's model (one-rank apply of the whole
+problem, no per-message overhead) beside the new one. Needs `make setup`, the driver built
+with the real MPI in build/tools (cmake -S . -B build/tools -DHYBRIDFD_PYTHON=OFF
+-DMPI_HOME=$PWD/.venv) and `make smpi`.
+
+    .venv/bin/python benchmarks/simulation_validation.py --rounds 5
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import re
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 
 from hybridfd import launch
-from hybridfd.simulate import platform, smpi
+from hybridfd.simulate import driver, platform, smpi
 
 DRIVER = "build/tools/cpp/tools/hybridfd-bench"
 SMPI_DRIVER = "build/smpi/cpp/tools/hybridfd-bench"
-PROBLEM = ["--grids", "16", "--shape", "48", "--repeats", "7", "--check", "off"]
-PINGPONG = (
+GRIDS, SIZE = 16, 48
+PROBLEM = ["--grids", str(GRIDS), "--repeats", "7", "--check", "off"]
+APPROACHES = ("flat-original", "flat-optimized")
+FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
+HOST_COSTS = (
     "from mpi4py import MPI\n"
+    "from hybridfd import launch\n"
     "from hybridfd.perfmodel import calibrate as c\n"
     "t = c.pingpong(MPI.COMM_WORLD)\n"
-    "if MPI.COMM_WORLD.rank == 0: print('hockney', *c.fit_hockney(c.SIZES, t)[:2])\n"
+    "latency, bandwidth = c.fit_hockney(c.SIZES, t)[:2]\n"
+    "message = c.message_seconds(MPI.COMM_WORLD, latency)\n"
+    "if MPI.COMM_WORLD.rank == 0: launch.report_result([latency, bandwidth, message])\n"
 )
 
 
-def measured_ms(ranks: int, arguments: list[str]) -> float:
-    result = launch.run(ranks, [DRIVER, *PROBLEM, *arguments], timeout=300)
-    record = next(line for line in result.output.splitlines() if line.startswith('{"format"'))
-    return json.loads(record)["rows"][0]["median_ms"]
+def record(output: str) -> dict:
+    return json.loads(next(line for line in output.splitlines() if line.startswith('{"format"')))["rows"][0]
 
 
-def main() -> int:
-    output = launch.run(2, [sys.executable, "-c", PINGPONG], timeout=300).output
-    latency, bandwidth = (float(v) for v in re.search(r"hockney (\S+) (\S+)", output).groups())
-    one_rank = measured_ms(1, ["--approach", "flat-original"])
-    speed = 16 * 48**3 * 19 / (one_rank / 1e3)
-    machine = platform.host_machine(speed, latency, bandwidth)
+def measured(ranks: int, approach: str) -> dict:
+    result = launch.run(ranks, [DRIVER, *PROBLEM, "--shape", str(SIZE), "--approach", approach], timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError(result.output)
+    return record(result.output)
+
+
+def concurrent_share_ms(ranks: int, process_grid: list[int]) -> float:
+    """Slowest of ``ranks`` one-rank drivers started at once, each applying one rank's box
+    (the largest of the split) of all grids, periodic (its faces are copies). At most one
+    per core: time-shared processes each time an apply within their own time slice, so
+    more would measure a whole core's rate; SimGrid shares the cores among ranks itself."""
+    extent = max(driver.boxes((SIZE,) * 3, process_grid), key=lambda box: box[1][0] * box[1][1] * box[1][2])[1]
+    command = [DRIVER, *PROBLEM, "--shape", *map(str, extent), "--approach", "flat-original"]
+    env = launch.environment()
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) for _ in range(ranks)]
+    return max(record(p.communicate(timeout=300)[0])["median_ms"] for p in processes)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
+    parser.add_argument("--model", choices=("first", "shares"), nargs="+", default=["first", "shares"])
+    args = parser.parse_args(argv)
+    cores = len(os.sched_getaffinity(0))
+    latency, bandwidth, message = launch.worker_result(launch.run(2, [sys.executable, "-c", HOST_COSTS], timeout=300))
+    costs = f"latency {latency * 1e6:.2f} us, bandwidth {bandwidth / 1e9:.2f} GB/s, {message * 1e6:.2f} us per message"
+    print(f"host: {costs}")
+    samples: dict[tuple, list[float]] = {}
+    for _ in range(args.rounds):
+        load = os.getloadavg()[0]
+        samples.setdefault(("load",), []).append(load)
+        whole_ms = record(launch.run(1, [DRIVER, *PROBLEM, "--shape", str(SIZE)], timeout=300).output)["median_ms"]
+        first = platform.host_machine(GRIDS * SIZE**3 * FLOPS_PER_POINT / (whole_ms / 1e3), latency, bandwidth)
+        for ranks in (2, 4):
+            rows = {approach: measured(ranks, approach) for approach in APPROACHES}
+            share_ms = concurrent_share_ms(min(ranks, cores), rows[APPROACHES[0]]["process_grid"])
+            # One rank's share of the problem took share_ms on a core while every core was busy.
+            speed = GRIDS * SIZE**3 * FLOPS_PER_POINT / ranks / (share_ms / 1e3)
+            models = {"first": first, "shares": platform.host_machine(speed, latency, bandwidth, message)}
+            samples.setdefault((ranks, "share"), []).append(share_ms)
+            for approach in APPROACHES:
+                samples.setdefault((ranks, approach, "measured"), []).append(rows[approach]["median_ms"])
+                for name in args.model:
+                    with tempfile.TemporaryDirectory() as directory:
+                        arguments = [*PROBLEM, "--shape", str(SIZE), "--approach", approach, "--compute", "modelled"]
+                        simulated = smpi.run(
+                            ranks, platform.host_topology(), models[name], arguments, directory, SMPI_DRIVER
+                        )
+                    samples.setdefault((ranks, approach, name), []).append(simulated["rows"][0]["median_ms"])
+        print(f"round done, load {load:.2f}", flush=True)
+
+    def median(*key: object) -> float:
+        return statistics.median(samples[key])
+
     print(
-        f"host: latency {latency * 1e6:.2f} us, bandwidth {bandwidth / 1e9:.2f} GB/s, one-rank apply "
-        f"{one_rank:.2f} ms -> core speed {speed / 1e9:.3f} Gflop/s"
+        f"\nmedians of {args.rounds} rounds, load average {min(samples[('load',)]):.1f}-{max(samples[('load',)]):.1f}"
     )
-    print("| ranks | approach | measured ms | simulated ms | error |")
-    print("| --- | --- | --- | --- | --- |")
+    header = " | ".join(f"{name} simulated ms | {name} error" for name in args.model)
+    print(f"| ranks | approach | measured ms | concurrent shares ms | {header} |")
+    print("| --- " * (4 + 2 * len(args.model)) + "|")
     for ranks in (2, 4):
-        for approach in ("flat-original", "flat-optimized"):
-            measured = measured_ms(ranks, ["--approach", approach])
-            with tempfile.TemporaryDirectory() as directory:
-                arguments = [*PROBLEM, "--approach", approach, "--compute", "modelled"]
-                record = smpi.run(ranks, platform.host_topology(), machine, arguments, directory, SMPI_DRIVER)
-            simulated = record["rows"][0]["median_ms"]
-            error = 100 * (simulated - measured) / measured
-            print(f"| {ranks} | {approach} | {measured:.2f} | {simulated:.2f} | {error:+.0f} % |", flush=True)
+        for approach in APPROACHES:
+            real = median(ranks, approach, "measured")
+            cells = []
+            for name in args.model:
+                simulated = median(ranks, approach, name)
+                cells += [f"{simulated:.2f}", f"{100 * (simulated - real) / real:+.0f} %"]
+            share = median(ranks, "share")
+            print(f"| {ranks} | {approach} | {real:.2f} | {share:.2f} | {' | '.join(cells)} |", flush=True)
     return 0
 
 

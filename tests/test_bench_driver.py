@@ -87,6 +87,23 @@ def test_driver_checksum_equals_python_operator_and_reference(bench: Path, name:
     assert f"checksum {row['checksum']!r}" in output, (row["checksum"], output)
 
 
+def test_grid_groups_each_own_their_share_of_the_grids(bench: Path) -> None:
+    """--grid-groups 2 on 2 ranks (hybrid-multiple's model at scale): each rank is a group
+    of its own with the whole box and grids 0-2 or 3-4; the result is the reference's and
+    the checksum adds the groups' checksums in group order."""
+    import hybridfd as hf
+
+    arguments = ["--grids", "5", "--shape", "10", "9", "8", "--approach", "flat-optimized", "--grid-groups", "2"]
+    (row,) = record_of(launch_ok(2, [str(bench), *arguments, "--repeats", "1"]))["rows"]
+    assert row["bit_identical_to_reference"] is True and row["process_grid"] == [1, 1, 1], row
+    expected = hf.reference.apply(hf.Stencil.laplace(2, 0.2), driver.field(5, (0, 0, 0), (10, 9, 8)), periodic=True)
+    groups = [
+        driver.partial_checksum(expected[0:3], (0, 0, 0), 0),
+        driver.partial_checksum(expected[3:5], (0, 0, 0), 3),
+    ]
+    assert row["checksum"] == row["reference_checksum"] == driver.combine(groups)
+
+
 def test_the_checksum_sees_a_wrong_point() -> None:
     values = driver.field(2, (1, 2, 3), (3, 4, 5), "complex128")
     changed = values.copy()
@@ -106,6 +123,8 @@ def test_the_checksum_sees_a_wrong_point() -> None:
         (["--grid", "3", "1", "1", "--shape", "8"], "process grid (3, 1, 1)"),
         (["--compute", "modelled"], "SMPI"),
         (["--shape", "8", "8"], "--shape takes 1 or 3 values, got 2"),
+        (["--grid-groups", "3"], "2 ranks do not split into groups of equal size"),
+        (["--node-cores", "4"], "need --compute modelled"),
     ],
 )
 def test_bad_options_are_named_on_every_rank_without_hanging(bench: Path, arguments: list[str], message: str) -> None:

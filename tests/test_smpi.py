@@ -46,3 +46,18 @@ def test_modelled_compute_is_deterministic_and_charges_the_stencil(smpi_driver: 
     # 8 ranks share 2 cores: the whole problem's points at 19 flops each, on 2 cores.
     compute_seconds = 4 * 16 * 12 * 10 * 19 / 2 / 1e8
     assert row["median_ms"] >= 1e3 * compute_seconds
+
+
+def test_threads_at_scale_charge_the_node_rate_and_the_team_cost(smpi_driver: Path, tmp_path: Path) -> None:
+    """The modelling arithmetic of docs/simulation.md ("Threads at scale"), exactly: 2 grid
+    groups on 2 ranks (each the whole periodic box, so no messages, and 2 of the 4 grids),
+    compute split over 2 threads, one batch step of 2 grids, team costs per step and apply."""
+    machine = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
+    arguments = [
+        *("--grids", "4", "--shape", "16", "12", "10", "--approach", "flat-optimized", "--batch", "2"),
+        *("--slope", "0", "--grid-groups", "2", "--node-cores", "2", "--sync-per-batch", "1e-3"),
+        *("--sync-per-apply", "2e-3", "--repeats", "1", "--compute", "modelled"),
+    ]
+    (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
+    compute_seconds = 2 * 16 * 12 * 10 * 19 / 2 / 1e8
+    assert row["median_ms"] == pytest.approx(1e3 * (compute_seconds + 1e-3 + 2e-3), rel=1e-5), row

@@ -335,6 +335,8 @@ ComputeStandIn compute_stand_in = nullptr;
 
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
+bool compute_stood_in() { return compute_stand_in != nullptr; }
+
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");

@@ -46,6 +46,7 @@ std::string usage() {
          "          --radius R  --spacing H  --grid PX PY PZ\n"
          "operator: --approach NAME  --model NAME  --threads T  --master-share F  --schedule NAME\n"
          "          --transport NAME  --batch B  --slope N  --slope-kind geometric|linear  --progress K\n"
+         "at scale: --grid-groups K  --node-cores K  --sync-per-batch S  --sync-per-apply S (modelled compute)\n"
          "run:      --repeats N  --check auto|on|off  --compute real|modelled (modelled: SMPI build only)\n"
          "          --output PATH (the JSON record, also printed on stdout)\n";
 }
@@ -78,6 +79,10 @@ std::optional<BenchOptions> parse_options(int argc, char** argv, bool print_help
       {"--slope-kind", one([&](auto, auto v) { options.op.slope_kind = std::string(v); })},
       {"--progress", one([&](auto name, auto v) { options.op.progress = at_least<int>(name, v, 0); })},
       {"--repeats", one([&](auto name, auto v) { options.repeats = at_least<int>(name, v, 1); })},
+      {"--grid-groups", one([&](auto name, auto v) { options.grid_groups = at_least<int>(name, v, 1); })},
+      {"--node-cores", one([&](auto name, auto v) { options.node_cores = at_least<int>(name, v, 1); })},
+      {"--sync-per-batch", one([&](auto name, auto v) { options.sync_per_batch = at_least<double>(name, v, 0.0); })},
+      {"--sync-per-apply", one([&](auto name, auto v) { options.sync_per_apply = at_least<double>(name, v, 0.0); })},
       {"--output", one([&](auto, auto v) { options.output = std::string(v); })},
       {"--check", one([&](auto, auto v) {
          if (v == "auto")
@@ -125,6 +130,11 @@ std::optional<BenchOptions> parse_options(int argc, char** argv, bool print_help
                        std::to_string(values.size()));
     handler->second.second(name, values);
   }
+  const bool team_model = options.node_cores > 1 || options.sync_per_batch > 0 || options.sync_per_apply > 0;
+  if (team_model && options.compute != Compute::modelled)
+    throw ValueError(
+        "--node-cores, --sync-per-batch and --sync-per-apply model threads at scale: they need "
+        "--compute modelled");
   return options;
 }
 

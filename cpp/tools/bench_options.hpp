@@ -36,6 +36,16 @@ struct BenchOptions {
   int repeats = 5;
   Check check = Check::automatic;
   Compute compute = Compute::real;
+  // Threads at scale under SMPI (docs/simulation.md, "Threads at scale"): the ranks split
+  // into this many groups (rank r in group r % groups), each a decomposition of its own
+  // owning a share of the grids (GPAW journal Sect. 7.2's equivalence for hybrid-multiple).
+  int grid_groups = 1;
+  // Modelled compute split evenly over this many threads (hybrid-master-only: one rank per
+  // node at the node's rate), and thread-team synchronisation charged per batch step and
+  // per apply (seconds, measured on this machine). Modelled compute only.
+  int node_cores = 1;
+  double sync_per_batch = 0.0;
+  double sync_per_apply = 0.0;
   std::string output;  // also write the JSON record here
   std::vector<std::string> argv;
 };

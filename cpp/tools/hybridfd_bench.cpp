@@ -87,12 +87,48 @@ double sum_in_rank_order(MPI_Comm comm, double partial) {
   return total;
 }
 
-double checksum(MPI_Comm comm, const Box& box, std::int64_t grids, std::int64_t lanes, const double* values) {
+double checksum(MPI_Comm comm, const Box& box, std::int64_t grids, std::int64_t first_grid, std::int64_t lanes,
+                const double* values) {
   double partial = 0.0;
   for_each_lane(box, grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
-    partial += values[i] * checksum_weight(g, p[0], p[1], p[2], lane);
+    partial += values[i] * checksum_weight(first_grid + g, p[0], p[1], p[2], lane);
   });
   return sum_in_rank_order(comm, partial);
+}
+
+// The ranks of MPI_COMM_WORLD in `groups` groups, rank r in group r % groups (so with
+// ranks packed onto nodes of `groups` cores each group has one rank per node), each group
+// owning a contiguous share of the grids, as even as they split.
+struct GridGroup {
+  MPI_Comm comm = MPI_COMM_WORLD;
+  int index = 0;
+  std::int64_t first_grid = 0;
+  std::int64_t grids = 0;
+};
+
+GridGroup grid_group(const BenchOptions& options, int rank, int size) {
+  const int groups = options.grid_groups;
+  if (size % groups != 0)
+    throw ValueError("--grid-groups " + std::to_string(groups) + ": " + std::to_string(size) +
+                     " ranks do not split into groups of equal size");
+  if (options.grids < groups)
+    throw ValueError("--grid-groups " + std::to_string(groups) + ": more groups than the " +
+                     std::to_string(options.grids) + " grids");
+  GridGroup group;
+  group.index = rank % groups;
+  const std::int64_t base = options.grids / groups, extra = options.grids % groups;
+  group.grids = base + (group.index < extra ? 1 : 0);
+  group.first_grid = group.index * base + std::min<std::int64_t>(group.index, extra);
+  if (groups > 1) MPI_Comm_split(MPI_COMM_WORLD, group.index, rank, &group.comm);
+  return group;
+}
+
+// Batch steps of one apply over `grids` grids (the schedule's batches, the last clipped).
+std::int64_t batch_steps(const Config& config, std::int64_t grids) {
+  const BatchShape shape{config.batch, config.slope, slope_kind_from_name(config.slope_kind)};
+  std::int64_t steps = 0;
+  for (std::int64_t done = 0; done < grids; ++steps) done += shape.size(static_cast<int>(steps));
+  return steps;
 }
 
 std::string now_utc() {
@@ -185,39 +221,54 @@ Json columns() {
 
 int run(const BenchOptions& options, int rank, int size) {
   const Domain domain{options.shape, options.periodic, scalar_type_from_name(options.dtype)};
-  auto decomposition = std::make_shared<Decomposition>(MPI_COMM_WORLD, domain, options.grid);
+  const GridGroup group = grid_group(options, rank, size);
+  auto decomposition = std::make_shared<Decomposition>(group.comm, domain, options.grid);
   const Stencil stencil = Stencil::laplace(options.radius, {options.spacing, options.spacing, options.spacing});
   const bool modelled = options.compute == Compute::modelled;
-  if (modelled) use_modelled_compute();
+  if (modelled) use_modelled_compute(options.node_cores);
   Operator op(decomposition, stencil, options.op);
+  // The thread team's synchronisation (modelled threads at scale), charged after each apply.
+  const double sync_seconds =
+      options.sync_per_apply + options.sync_per_batch * static_cast<double>(batch_steps(op.config(), group.grids));
+  auto apply = [&](const ArrayRef& in, const ArrayRef& out) {
+    op.apply(in, out);
+    charge_seconds(sync_seconds);
+  };
 
-  const MPI_Comm comm = decomposition->communicator();
+  const MPI_Comm comm = MPI_COMM_WORLD;  // timing and checks over all groups
   const Box box = decomposition->local_box();
   const std::int64_t lanes = lanes_per_point(domain.dtype);
   const Index3& extent = box.extent;
-  const std::int64_t local_lanes = options.grids * extent[0] * extent[1] * extent[2] * lanes;
+  const std::int64_t local_lanes = group.grids * extent[0] * extent[1] * extent[2] * lanes;
   GridStorage in(local_lanes, modelled), out(local_lanes, modelled);
   if (!modelled)
-    for_each_lane(box, options.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
-      in.data()[i] = field_value(g, p[0], p[1], p[2], lane);
+    for_each_lane(box, group.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
+      in.data()[i] = field_value(group.first_grid + g, p[0], p[1], p[2], lane);
     });
   const std::int64_t item = 8 * lanes;
-  ArrayRef in_ref{in.data(), options.dtype, 4, {options.grids, extent[0], extent[1], extent[2]}, {}, true};
+  ArrayRef in_ref{in.data(), options.dtype, 4, {group.grids, extent[0], extent[1], extent[2]}, {}, true};
   in_ref.strides = {item * extent[0] * extent[1] * extent[2], item * extent[1] * extent[2], item * extent[2], item};
   ArrayRef out_ref = in_ref;
   out_ref.data = out.data();
 
-  op.apply(in_ref, out_ref);  // warm-up, and the result checked below
+  apply(in_ref, out_ref);  // warm-up, and the result checked below
   std::optional<double> result_checksum, reference_checksum, max_error;
   std::optional<bool> identical;
   const std::int64_t points = options.grids * domain.shape[0] * domain.shape[1] * domain.shape[2];
   const bool check = !modelled && (options.check == Check::on ||
                                    (options.check == Check::automatic && points / size <= check_limit_points));
-  if (!modelled) result_checksum = checksum(comm, box, options.grids, lanes, out.data());
+  // Each group's checksum in its rank order, then the groups' in group order (world ranks
+  // 0 .. groups-1 are the groups' first ranks); one group: the plain checksum.
+  auto total_checksum = [&](const double* values) {
+    const double in_group = checksum(group.comm, box, group.grids, group.first_grid, lanes, values);
+    if (options.grid_groups == 1) return in_group;
+    return sum_in_rank_order(comm, rank < options.grid_groups ? in_group : 0.0);
+  };
+  if (!modelled) result_checksum = total_checksum(out.data());
   if (check) {
     std::vector<double> expected(static_cast<std::size_t>(local_lanes));
-    for_each_lane(box, options.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
-      expected[static_cast<std::size_t>(i)] = reference_value(stencil, domain, g, p, lane);
+    for_each_lane(box, group.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
+      expected[static_cast<std::size_t>(i)] = reference_value(stencil, domain, group.first_grid + g, p, lane);
     });
     double worst[2] = {0.0, 0.0};  // largest |difference| and largest |expected|
     std::int64_t different = 0;
@@ -231,19 +282,23 @@ int run(const BenchOptions& options, int rank, int size) {
     MPI_Allreduce(MPI_IN_PLACE, &different, 1, MPI_INT64_T, MPI_SUM, comm);
     max_error = worst[0] / (worst[1] > 0 ? worst[1] : 1.0);
     identical = different == 0;
-    reference_checksum = checksum(comm, box, options.grids, lanes, expected.data());
+    reference_checksum = total_checksum(expected.data());
   }
 
   std::vector<double> samples;
   for (int i = 0; i < options.repeats; ++i) {
     MPI_Barrier(comm);
     const double start = MPI_Wtime();
-    op.apply(in_ref, out_ref);
+    apply(in_ref, out_ref);
     double seconds = MPI_Wtime() - start;
     MPI_Allreduce(MPI_IN_PLACE, &seconds, 1, MPI_DOUBLE, MPI_MAX, comm);
     samples.push_back(seconds);
   }
   const bool failed = identical == false;
+  if (options.grid_groups > 1) {  // the decomposition keeps its own Cartesian communicator
+    MPI_Comm split = group.comm;
+    MPI_Comm_free(&split);
+  }
   if (rank != 0) return failed ? 1 : 0;
 
   std::vector<double> sorted = samples;
@@ -296,6 +351,10 @@ int run(const BenchOptions& options, int rank, int size) {
                 : options.check == Check::off ? "off"
                                               : "auto"},
       {"compute", modelled ? "modelled" : "real"},
+      {"grid_groups", options.grid_groups},
+      {"node_cores", options.node_cores},
+      {"sync_per_batch_s", options.sync_per_batch},
+      {"sync_per_apply_s", options.sync_per_apply},
   };
   Json::Array argv{"hybridfd-bench"};
   for (const auto& a : options.argv) argv.emplace_back(a);

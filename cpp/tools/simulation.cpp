@@ -4,6 +4,7 @@
 #include "hybridfd/kernel.hpp"
 
 #ifdef HYBRIDFD_SMPI
+#include <simgrid/host.h>
 #include <smpi/smpi.h>
 #endif
 
@@ -22,13 +23,27 @@ bool simulated() {
 #endif
 }
 
-void use_modelled_compute() {
+void use_modelled_compute(int threads) {
 #ifdef HYBRIDFD_SMPI
+  static int team = 1;  // the stand-in is a plain function pointer: no capture
+  team = threads;
   set_compute_stand_in([](const Stencil& stencil, std::int64_t lanes) {
-    smpi_execute_flops(flops_per_lane(stencil) * static_cast<double>(lanes));
+    smpi_execute_flops(flops_per_lane(stencil) * static_cast<double>(lanes) / team);
   });
 #else
+  (void)threads;
   throw ValueError("--compute modelled needs the SimGrid SMPI build of hybridfd-bench (cmake -DHYBRIDFD_SMPI=ON)");
+#endif
+}
+
+void charge_seconds(double seconds) {
+  if (seconds <= 0) return;
+#ifdef HYBRIDFD_SMPI
+  // smpi_execute would convert with smpi/host-speed (a benchmarking reference); the
+  // team's cost is seconds of this host's core, so charge them at its speed.
+  smpi_execute_flops(seconds * sg_host_get_speed(sg_host_self()));
+#else
+  throw ValueError("charging simulated time needs the SimGrid SMPI build of hybridfd-bench");
 #endif
 }
 

@@ -19,9 +19,16 @@ double flops_per_lane(const Stencil& stencil);
 // True in the SMPI build.
 bool simulated();
 
-// From now on the kernel does no work and each call charges flops_per_lane * lanes as
-// simulated compute (smpi_execute_flops). Throws ValueError outside the SMPI build.
-void use_modelled_compute();
+// From now on the kernel does no work and each call charges flops_per_lane * lanes /
+// threads as simulated compute (smpi_execute_flops): `threads` > 1 models a thread team
+// that splits every region evenly (hybrid-master-only at the node's rate). Throws
+// ValueError outside the SMPI build.
+void use_modelled_compute(int threads = 1);
+
+// Charges `seconds` of simulated CPU time to the calling rank: a thread
+// team's synchronisation, at the host's core speed. Nothing for 0; ValueError outside
+// the SMPI build otherwise.
+void charge_seconds(double seconds);
 
 // `lanes` float64 values: under SMPI with modelled compute one shared allocation per
 // rank (SMPI_SHARED_MALLOC: every rank's block maps the same memory, whose content is

@@ -26,6 +26,10 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
 // the data stay untouched. Set it before any apply; nullptr (the default) computes.
 using ComputeStandIn = void (*)(const Stencil& stencil, std::int64_t lanes);
 void set_compute_stand_in(ComputeStandIn stand_in);
+// True while a stand-in is set: the schedules then also skip copying grid interiors into
+// their padded buffers (host memory traffic of the size of the whole problem that a
+// simulator would otherwise spend, per simulated rank, for data nobody reads).
+bool compute_stood_in();
 
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.

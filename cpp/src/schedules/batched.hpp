@@ -72,7 +72,7 @@ class Slab {
     const std::int64_t low = std::max<std::int64_t>(0, begin_ - r);
     const std::int64_t high = std::min(box_.extent()[0], end_ + r);
     const Region planes{{low - begin_ + r, r, r}, {high - low, box_.extent()[1], box_.extent()[2]}};
-    plan_.copy_in(planes, grid + low * plane_lanes_, padded(slot));
+    if (!compute_stood_in()) plan_.copy_in(planes, grid + low * plane_lanes_, padded(slot));
     for (std::int64_t x = begin_ - r; x < end_ + r; ++x)
       if (x < 0 || x >= box_.extent()[0]) zero_plane(slot, x);
   }

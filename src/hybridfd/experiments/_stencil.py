@@ -72,8 +72,14 @@ def add_threads_argument(parser: Any) -> None:  # noqa: ANN401 - argparse
 
 def run_all(name: str, cores: int, threads: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     """Every variant of ``job`` on ``cores`` cores (one MPI run per placement); one dict
-    per variant with its ranks, threads and process grid."""
+    per variant with its ranks, threads and process grid. With ``job["simulate"]`` the
+    runs are simulated on that platform instead (hybridfd.simulate.experiments)."""
     from hybridfd.experiments import sub_run
+
+    if job.get("simulate"):
+        from hybridfd.simulate.experiments import run_all as simulated
+
+        return simulated(cores, job, timeout)
 
     measured = []
     for ranks, variants in placements(job["variants"], cores, threads):
@@ -86,12 +92,21 @@ def run_all(name: str, cores: int, threads: int, job: dict[str, Any], timeout: f
 
 def add_problem_arguments(parser: Any, shape: int, dtype: str = "float64") -> None:  # noqa: ANN401 - argparse
     from hybridfd.cli._common import positive_int
+    from hybridfd.simulate.experiments import add_arguments as add_simulate_arguments
 
     parser.add_argument(
         "--shape", type=positive_int, default=shape, metavar="N", help=f"grids of N^3 (default {shape})"
     )
     parser.add_argument("--dtype", choices=("float64", "complex128"), default=dtype)
     parser.add_argument("--repeats", type=positive_int, default=5, help="timed rounds; medians reported (default 5)")
+    add_simulate_arguments(parser)
+
+
+def core_counts(args: Any, measured: list[int], simulated: list[int]) -> list[int]:  # noqa: ANN401 - argparse
+    """``--cores`` as given, else the experiment's default for a measured or simulated run."""
+    from hybridfd.experiments import check_ranks
+
+    return check_ranks("--cores", args.cores or (simulated if getattr(args, "simulate", None) else measured))
 
 
 def worker(comm: Any, params: dict[str, Any]) -> dict[str, Any] | None:  # noqa: ANN401 - an mpi4py communicator

@@ -26,11 +26,22 @@ import numpy as np
 
 from hybridfd.cli._common import positive_int
 from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all
+from hybridfd.experiments._stencil import (
+    BASELINE,
+    add_problem_arguments,
+    add_threads_argument,
+    core_counts,
+    run_all,
+)
 from hybridfd.experiments._stencil import worker as worker
 from hybridfd.experiments.scalability import best_per_approach, variants
+from hybridfd.simulate.experiments import job_settings
+from hybridfd.simulate.experiments import notes as simulation_notes
 
 NAME = "gustafson"
+#: Core counts simulated by default (--simulate): they finish within minutes here
+#: (docs/simulation.md); larger ones with --cores, above 4,096 ranks with --large.
+SIMULATED_CORES = [4, 16, 64, 256]
 SUMMARY = "one grid per core: time, and exact communication volume per node (GPAW Fig. 7.3)"
 
 #: Core counts of the volume panel by default: the paper's range.
@@ -38,7 +49,12 @@ VOLUME_CORES = [4, 16, 64, 256, 1024, 4096, 16384]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cores", type=positive_int, nargs="+", default=[1, 2], help="measured core counts (1 2)")
+    parser.add_argument(
+        "--cores",
+        type=positive_int,
+        nargs="+",
+        help="core counts (default 1 2; simulated: 4 16 64 256)",
+    )
     parser.add_argument(
         "--batches", type=positive_int, nargs="+", default=[], metavar="B", help="batch sizes to search per approach"
     )
@@ -89,7 +105,7 @@ def internode_bytes_per_node(
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    cores = check_ranks("--cores", args.cores)
+    cores = core_counts(args, [1, 2], SIMULATED_CORES)
     volume_cores = check_ranks("--volume-cores", args.volume_cores)
     bad = [c for c in volume_cores if c % args.cores_per_node]
     if bad:
@@ -101,6 +117,7 @@ def run(args: argparse.Namespace) -> Outcome:
     rows = []
     for c in cores:
         job = {"shape": args.shape, "dtype": args.dtype, "grids": c, "repeats": args.repeats, "radius": args.radius}
+        job.update(job_settings(args))
         job["variants"] = variants(sorted(set(args.batches)))
         for v in best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)):
             _, _, between = internode_bytes_per_node(shape, v["ranks"], v["ranks"], args.radius, itemsize)
@@ -170,6 +187,7 @@ def run(args: argparse.Namespace) -> Outcome:
     title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, medians of {args.repeats}"
     if BASELINE not in {r["approach"] for r in rows if r["kind"] == "measured"}:
         raise ExperimentInputError(f"the approach registry has no {BASELINE}")
+    notes += simulation_notes(args)
     return Outcome(title, columns, rows, notes)
 
 

@@ -14,16 +14,33 @@ from pathlib import Path
 from typing import Any
 
 from hybridfd.cli._common import positive_int
-from hybridfd.experiments import Outcome, check_ranks
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all, variant
+from hybridfd.experiments import Outcome
+from hybridfd.experiments._stencil import (
+    BASELINE,
+    add_problem_arguments,
+    add_threads_argument,
+    core_counts,
+    run_all,
+    variant,
+)
 from hybridfd.experiments._stencil import worker as worker
+from hybridfd.simulate.experiments import job_settings
+from hybridfd.simulate.experiments import notes as simulation_notes
 
 NAME = "scalability"
+#: Core counts simulated by default (--simulate): they finish within minutes here
+#: (docs/simulation.md); larger ones with --cores, above 4,096 ranks with --large.
+SIMULATED_CORES = [1024, 2048]
 SUMMARY = "fixed many-grid job over increasing cores, every approach (GPAW Fig. 7.4)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cores", type=positive_int, nargs="+", default=[1, 2], help="core counts (default 1 2)")
+    parser.add_argument(
+        "--cores",
+        type=positive_int,
+        nargs="+",
+        help="core counts (default 1 2; simulated: 1024 2048)",
+    )
     parser.add_argument("--grids", type=positive_int, default=128, help="grids in the job (default 128)")
     parser.add_argument(
         "--batches", type=positive_int, nargs="+", default=[], metavar="B", help="batch sizes to search per approach"
@@ -54,8 +71,9 @@ def best_per_approach(variants_measured: list[dict[str, Any]]) -> list[dict[str,
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    cores = check_ranks("--cores", args.cores)
+    cores = core_counts(args, [1, 2], SIMULATED_CORES)
     job = {"shape": args.shape, "dtype": args.dtype, "grids": args.grids, "repeats": args.repeats}
+    job.update(job_settings(args))
     job["variants"] = variants(sorted(set(args.batches)))
     measured = {c: best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)) for c in cores}
     fastest_first = min(measured[cores[0]], key=lambda v: v["median_seconds"])
@@ -96,6 +114,7 @@ def run(args: argparse.Namespace) -> Outcome:
     notes = [f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads"]
     if args.batches:
         notes.append(f"each approach's best batch of {sorted(set(args.batches))} (flat-original has none)")
+    notes += simulation_notes(args)
     return Outcome(title, columns, rows, notes)
 
 

@@ -19,16 +19,33 @@ from pathlib import Path
 from typing import Any
 
 from hybridfd.cli._common import positive_int
-from hybridfd.experiments import Outcome, check_ranks
-from hybridfd.experiments._stencil import BASELINE, add_problem_arguments, add_threads_argument, run_all, variant
+from hybridfd.experiments import Outcome
+from hybridfd.experiments._stencil import (
+    BASELINE,
+    add_problem_arguments,
+    add_threads_argument,
+    core_counts,
+    run_all,
+    variant,
+)
 from hybridfd.experiments._stencil import worker as worker
+from hybridfd.simulate.experiments import job_settings
+from hybridfd.simulate.experiments import notes as simulation_notes
 
 NAME = "speedup"
+#: Core counts simulated by default (--simulate): they finish within minutes here
+#: (docs/simulation.md); larger ones with --cores, above 4,096 ranks with --large.
+SIMULATED_CORES = [1, 4, 16, 64, 256, 1024]
 SUMMARY = "speedup of every approach vs one core, with and without batching (GPAW Fig. 7.2)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cores", type=positive_int, nargs="+", default=[1, 2], help="core counts (default 1 2)")
+    parser.add_argument(
+        "--cores",
+        type=positive_int,
+        nargs="+",
+        help="core counts (default 1 2; simulated: 1 4 16 64 256 1024)",
+    )
     parser.add_argument("--grids", type=positive_int, default=32, help="grids in the job (default 32)")
     parser.add_argument("--batch", type=positive_int, default=8, help="batch of the batched variants (default 8)")
     add_threads_argument(parser)
@@ -46,10 +63,11 @@ def variants(batch: int) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    cores = check_ranks("--cores", args.cores)
+    cores = core_counts(args, [1, 2], SIMULATED_CORES)
     if 1 not in cores:
         cores = [1, *cores]  # the sequential time every speedup is relative to
     job = {"shape": args.shape, "dtype": args.dtype, "grids": args.grids, "repeats": args.repeats}
+    job.update(job_settings(args))
     job["variants"] = variants(args.batch)
     runs = {c: run_all(NAME, c, args.threads, job, args.timeout) for c in cores}
     sequential = next(v for v in runs[1] if v["label"] == BASELINE)["median_seconds"]
@@ -90,6 +108,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads",
         "speedup = sequential time / time",
     ]
+    notes += simulation_notes(args)
     return Outcome(title, columns, rows, notes)
 
 

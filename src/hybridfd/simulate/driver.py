@@ -21,9 +21,11 @@ import numpy as np
 FIELD_MODULUS = 8191
 
 
-def _coordinates(grids: int, offset: Sequence[int], extent: Sequence[int], lanes: int) -> tuple[np.ndarray, ...]:
+def _coordinates(
+    grids: int, offset: Sequence[int], extent: Sequence[int], lanes: int, first_grid: int = 0
+) -> tuple[np.ndarray, ...]:
     """Global (g, x, y, z, lane) of a box's lanes, broadcastable to (G, nx, ny, nz, lanes)."""
-    g = np.arange(grids, dtype=np.int64).reshape(-1, 1, 1, 1, 1)
+    g = (first_grid + np.arange(grids, dtype=np.int64)).reshape(-1, 1, 1, 1, 1)
     x = (offset[0] + np.arange(extent[0], dtype=np.int64)).reshape(1, -1, 1, 1, 1)
     y = (offset[1] + np.arange(extent[1], dtype=np.int64)).reshape(1, 1, -1, 1, 1)
     z = (offset[2] + np.arange(extent[2], dtype=np.int64)).reshape(1, 1, 1, -1, 1)
@@ -45,12 +47,13 @@ def field(grids: int, offset: Sequence[int], extent: Sequence[int], dtype: str =
     return np.ascontiguousarray(lanes).view(dtype)[..., 0]
 
 
-def partial_checksum(values: np.ndarray, offset: Sequence[int]) -> float:
-    """One rank's part of the checksum: ``values`` is its (G, nx, ny, nz) box at ``offset``."""
+def partial_checksum(values: np.ndarray, offset: Sequence[int], first_grid: int = 0) -> float:
+    """One rank's part of the checksum: ``values`` is its (G, nx, ny, nz) box at ``offset``
+    of grids ``first_grid`` on (a grid group of hybridfd-bench --grid-groups)."""
     if values.size == 0:
         return 0.0
     lanes = np.ascontiguousarray(values).view(np.float64).reshape(*values.shape, -1)
-    g, x, y, z, lane = _coordinates(values.shape[0], offset, values.shape[1:], lanes.shape[-1])
+    g, x, y, z, lane = _coordinates(values.shape[0], offset, values.shape[1:], lanes.shape[-1], first_grid)
     weights = (1 + (x + 2 * y + 3 * z + 5 * g + 7 * lane) % 8).astype(np.float64)
     return float(np.cumsum((lanes * weights).ravel())[-1])
 

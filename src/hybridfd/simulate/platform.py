@@ -88,9 +88,10 @@ def host_topology(cores: int | None = None) -> Topology:
     return Topology((1, 1, 1), cores or affinity_cores(), (True, True, True), (1.0, 1.0, 1.0), "host")
 
 
-def host_machine(core_speed: float, latency: float, bandwidth: float) -> Machine:
-    """This machine, from its measured costs: the driver's apply rate per core and the
-    ping-pong fit of hybridfd.perfmodel.calibrate (Hockney: latency, bandwidth)."""
+def host_machine(core_speed: float, latency: float, bandwidth: float, message_overhead: float = 0.0) -> Machine:
+    """This machine, from its measured costs: the driver's apply rate per core, the
+    ping-pong fit of hybridfd.perfmodel.calibrate (Hockney: latency, bandwidth) and the
+    CPU time per message of calibrate.message_seconds (charged at send and at receive)."""
     return Machine(
         name="host",
         core_speed=core_speed,
@@ -98,6 +99,7 @@ def host_machine(core_speed: float, latency: float, bandwidth: float) -> Machine
         link_latency=latency,
         node_bandwidth=bandwidth,
         node_latency=latency,
+        message_overhead=message_overhead,
         sources={"all": "measured on this machine (docs/simulation.md, validation)"},
     )
 

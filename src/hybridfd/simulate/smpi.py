@@ -31,6 +31,7 @@ SETTINGS = (
     "--cfg=smpi/bcast:binomial_tree",
     "--cfg=smpi/send-is-detached-thresh:0",
     "--log=root.thres:warning",
+    "--cfg=network/crosstraffic:0",
 )
 
 

@@ -1,0 +1,215 @@
+"""The stencil experiments (speedup, gustafson, scalability: GPAW journal Sect. 7, Figs
+7.2-7.4) on a simulated platform: each variant becomes one ``hybridfd-bench`` run under
+SMPI with modelled compute (``hybridfd bench <experiment> --simulate bluegene-p``).
+
+Threads at scale (SMPI runs no threads that call MPI; docs/simulation.md):
+
+- a flat approach runs one rank per core, packed 4 to a node (virtual mode);
+- hybrid-multiple runs as the journal's own equivalence experiment (Sect. 7.2): one flat
+  rank per core in ``cores_per_node`` groups, rank r in group r % cores_per_node, so each
+  group has one rank per node and cuts the domain into node-sized boxes; each group owns
+  its share of the grids; one team join per apply (``--sync-per-apply``);
+- hybrid-master-only runs one rank per node with the node's compute rate (each grid
+  region split evenly over the node's cores, ``--node-cores``) plus the thread team's
+  synchronisation per batch step measured on this machine (``--sync-per-batch``);
+- other threaded models are not modelled at scale and are left out (with a note).
+
+Every run is cached as JSON under a key of everything that determines its simulated time
+(ranks, driver arguments, platform file, hostfile), so a point is simulated once.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hybridfd.mapping.topology import Topology
+from hybridfd.simulate import platform as platforms
+from hybridfd.simulate import smpi
+
+#: Simulated platforms: name -> costs (the topology comes from Topology.preset(name, ranks)).
+MACHINES = {"bluegene-p": platforms.BLUEGENE_P}
+
+#: Seconds one thread-team synchronisation (fork and join of hybridfd's ThreadTeam) costs,
+#: measured on this machine by hybridfd.perfmodel.calibrate.sync_seconds (2 threads, 64
+#: batches of one 4^3 grid; median of 15 runs 3.4 us, range 2.6-5.1 us and one 60 us outlier,
+#: 2026-11-23 at load 7.8). Charged per batch step to hybrid-master-only and once per apply
+#: to hybrid-multiple.
+TEAM_SYNC_SECONDS = 3.4e-6
+
+#: Above this many simulated ranks a point needs ``--large`` (SMPI wall time and memory
+#: grow with ranks and with the problem's bytes: docs/simulation.md).
+LARGE_RANKS = 4096
+
+
+@dataclasses.dataclass(frozen=True)
+class SimulatedRun:
+    """One hybridfd-bench run under SMPI: its ranks, placement and arguments."""
+
+    label: str
+    approach: str
+    ranks: int
+    threads: int
+    topology: Topology
+    arguments: tuple[str, ...]
+
+
+def placement(approach_model: str, cores: int, cores_per_node: int) -> tuple[int, list[str]] | None:
+    """(ranks, extra driver arguments) that model an approach of ``approach_model`` on
+    ``cores`` cores, or None if the model is not simulated at scale."""
+    if approach_model == "flat":
+        return cores, []
+    if cores % cores_per_node:
+        return None  # a threaded approach needs whole nodes
+    if approach_model == "multiple":
+        return cores, ["--model", "flat", "--grid-groups", str(cores_per_node)]
+    if approach_model == "masteronly":
+        return cores // cores_per_node, ["--model", "flat", "--node-cores", str(cores_per_node)]
+    return None
+
+
+def plan(variant: dict[str, Any], model: str, cores: int, job: dict[str, Any], team_sync: float) -> SimulatedRun | None:
+    """The simulated run of one experiment variant on ``cores`` cores of the platform."""
+    topology = Topology.preset(job["simulate"]["platform"], cores)
+    per_node = topology.cores_per_node
+    placed = placement(model, cores, per_node)
+    if placed is None:
+        return None
+    ranks, extra = placed
+    options = variant["options"]
+    arguments = ["--grids", str(job["grids"]), "--shape", str(job["shape"]), "--dtype", job["dtype"]]
+    arguments += ["--radius", str(job.get("radius", 2)), "--approach", options["approach"]]
+    for key in ("batch", "slope"):
+        if key in options:
+            arguments += [f"--{key}", str(options[key])]
+    arguments += ["--repeats", "1", "--check", "off", "--compute", "modelled", *extra]
+    if model == "multiple":
+        arguments += ["--sync-per-apply", repr(team_sync)]
+    elif model == "masteronly":
+        arguments += ["--sync-per-batch", repr(team_sync)]
+        topology = dataclasses.replace(topology, rank_slots=tuple(range(0, cores, per_node)))
+    threads = 1 if model == "flat" else per_node
+    return SimulatedRun(variant["label"], options["approach"], ranks, threads, topology, tuple(arguments))
+
+
+def driver_digest(driver: Path) -> str:
+    """The SMPI driver's content hash: a rebuilt driver may charge differently."""
+    return hashlib.sha256(Path(driver).read_bytes()).hexdigest()
+
+
+def cache_key(run: SimulatedRun, machine: platforms.Machine, driver: str = "") -> str:
+    """Everything that determines the simulated time: ranks, arguments, platform, hostfile,
+    SMPI settings and the driver (its :func:`driver_digest`)."""
+    text = json.dumps(
+        {
+            "driver": driver,
+            "ranks": run.ranks,
+            "arguments": list(run.arguments),
+            "platform": platforms.platform_xml(run.topology, machine),
+            "hostfile": platforms.hostfile(run.topology, run.ranks),
+            "smpi": list(smpi.SETTINGS) + machine.smpirun_options(),
+        },
+        sort_keys=True,
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def simulate(run: SimulatedRun, machine: platforms.Machine, cache: Path, driver: Path, timeout: float) -> dict:
+    """The driver's result row of ``run``, from ``cache`` if it was simulated before."""
+    path = cache / f"{cache_key(run, machine, driver_digest(driver))}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    with tempfile.TemporaryDirectory(prefix="hybridfd-smpi-") as directory:
+        record = smpi.run(run.ranks, run.topology, machine, run.arguments, directory, driver, timeout=timeout)
+    row = record["rows"][0]
+    cache.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(row))
+    return row
+
+
+def run_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+    """Every variant of ``job`` simulated on ``cores`` cores: dicts as
+    hybridfd.experiments._stencil.run_all returns (times simulated, results not checked)."""
+    from hybridfd.experiments import ExperimentInputError
+    from hybridfd.experiments._stencil import model_of
+
+    settings = job["simulate"]
+    machine = MACHINES[settings["platform"]]
+    measured = []
+    for variant in job["variants"]:
+        run = plan(variant, model_of(variant["options"]["approach"]), cores, job, settings["team_sync"])
+        if run is None:
+            continue
+        if run.ranks > LARGE_RANKS and not settings["large"]:
+            raise ExperimentInputError(
+                f"{run.label} on {cores} cores simulates {run.ranks} ranks, more than {LARGE_RANKS}: "
+                "pass --large (SMPI wall time and memory: docs/simulation.md)"
+            )
+        row = simulate(run, machine, Path(settings["cache"]), Path(settings["driver"]), timeout)
+        config = dict(row["config"], approach=run.approach, threads=run.threads)
+        measured.append(
+            {
+                "label": run.label,
+                "median_seconds": row["median_ms"] / 1e3,
+                "samples_seconds": [s / 1e3 for s in row["samples_ms"]],
+                "bit_identical_to_flat_original": None,
+                "config": config,
+                # In the papers' terms: a threaded approach has one rank of 4 threads per node.
+                "ranks": run.ranks if run.threads == 1 else cores // run.threads,
+                "threads": run.threads,
+                "process_grid": row["process_grid"],
+            }
+        )
+    return measured
+
+
+def add_arguments(parser: Any) -> None:  # noqa: ANN401 - argparse
+    from hybridfd.perfmodel.store import cache_dir
+
+    parser.add_argument(
+        "--simulate",
+        choices=sorted(MACHINES),
+        help="simulate the runs on this platform by SimGrid SMPI (needs `make smpi`; docs/simulation.md)",
+    )
+    parser.add_argument(
+        "--simulate-cache",
+        default=str(cache_dir() / "simulate"),
+        metavar="DIR",
+        help="JSON cache of simulated runs (default ~/.cache/hybridfd/simulate)",
+    )
+    parser.add_argument(
+        "--simulate-driver", default=str(smpi.DRIVER_IN_CHECKOUT), metavar="PATH", help="the SMPI hybridfd-bench"
+    )
+    parser.add_argument("--team-sync", type=float, default=TEAM_SYNC_SECONDS, help="seconds per team synchronisation")
+    parser.add_argument("--large", action="store_true", help=f"allow simulated runs above {LARGE_RANKS} ranks")
+
+
+def notes(args: Any) -> list[str]:  # noqa: ANN401 - argparse namespace
+    """What a simulated experiment's table must say about its numbers."""
+    if not getattr(args, "simulate", None):
+        return []
+    return [
+        f"SIMULATED by SimGrid SMPI on {args.simulate} (docs/simulation.md): hybridfd-bench with modelled compute, "
+        "results not checked (== flat-original empty)",
+        f"hybrid-multiple: flat ranks in 4 grid groups per node (GPAW Sect. 7.2), {args.team_sync * 1e6:.1f} us per "
+        "apply; hybrid-master-only: one rank per node at the node's rate, "
+        f"{args.team_sync * 1e6:.1f} us per batch step; other threaded models not simulated",
+    ]
+
+
+def job_settings(args: Any) -> dict[str, Any]:  # noqa: ANN401 - argparse namespace
+    """The ``simulate`` entry of an experiment's job ({} when not simulating)."""
+    if not getattr(args, "simulate", None):
+        return {}
+    settings = {
+        "platform": args.simulate,
+        "cache": args.simulate_cache,
+        "driver": args.simulate_driver,
+        "team_sync": args.team_sync,
+        "large": args.large,
+    }
+    return {"simulate": settings}

@@ -1,0 +1,109 @@
+"""hybridfd.simulate.experiments: how an experiment's variants become SMPI runs of
+hybridfd-bench (threads at scale: hybrid-multiple as grid groups, hybrid-master-only as
+one rank per node), the cache key, and the plumbing from ``_stencil.run_all`` through the
+JSON cache (no SMPI run here: the cache is filled by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from hybridfd.experiments import ExperimentInputError
+from hybridfd.experiments._stencil import run_all, variant
+from hybridfd.simulate import experiments, platform
+
+
+def job(tmp_path: Path, large: bool = False, grids: int = 32) -> dict:
+    settings = {
+        "platform": "bluegene-p",
+        "cache": str(tmp_path / "cache"),
+        "driver": str(tmp_path / "driver"),  # never started: every run is cached
+        "team_sync": 5e-6,
+        "large": large,
+    }
+    return {"shape": 144, "dtype": "float64", "grids": grids, "repeats": 1, "simulate": settings}
+
+
+def value(arguments: tuple[str, ...], name: str) -> str:
+    return arguments[arguments.index(name) + 1]
+
+
+def test_placement_of_each_model() -> None:
+    assert experiments.placement("flat", 6, 4) == (6, [])
+    assert experiments.placement("multiple", 16, 4) == (16, ["--model", "flat", "--grid-groups", "4"])
+    assert experiments.placement("masteronly", 16, 4) == (4, ["--model", "flat", "--node-cores", "4"])
+    assert experiments.placement("multiple", 6, 4) is None  # not whole nodes
+    assert experiments.placement("funneled-overlap", 16, 4) is None  # not modelled at scale
+
+
+def test_master_only_runs_one_rank_per_node_with_the_team_cost_per_batch(tmp_path: Path) -> None:
+    run = experiments.plan(variant("hybrid-master-only", 8), "masteronly", 64, job(tmp_path), 5e-6)
+    assert run.ranks == 16 and run.threads == 4
+    assert value(run.arguments, "--node-cores") == "4" and value(run.arguments, "--sync-per-batch") == "5e-06"
+    assert value(run.arguments, "--batch") == "8" and "--sync-per-apply" not in run.arguments
+    # rank i on node i: the hostfile names 16 distinct nodes in order
+    assert platform.hostfile(run.topology, run.ranks).split() == [f"node-{i}" for i in range(16)]
+
+
+def test_hybrid_multiple_is_four_flat_ranks_per_node_in_grid_groups(tmp_path: Path) -> None:
+    run = experiments.plan(variant("hybrid-multiple", 1), "multiple", 64, job(tmp_path), 5e-6)
+    assert run.ranks == 64 and run.threads == 4
+    assert value(run.arguments, "--grid-groups") == "4" and value(run.arguments, "--sync-per-apply") == "5e-06"
+    assert value(run.arguments, "--slope") == "0"  # batch 1 has no slope
+    # packed: ranks 4k .. 4k+3 (one of each group) share node k
+    assert platform.hostfile(run.topology, run.ranks).split()[:8] == ["node-0"] * 4 + ["node-1"] * 4
+
+
+def test_flat_run_and_cache_key(tmp_path: Path) -> None:
+    run = experiments.plan(variant("flat-original"), "flat", 2048, job(tmp_path), 5e-6)
+    assert run.ranks == 2048 and run.threads == 1 and run.topology.nodes == 512
+    assert value(run.arguments, "--compute") == "modelled" and value(run.arguments, "--repeats") == "1"
+    key = experiments.cache_key(run, platform.BLUEGENE_P)
+    assert key == experiments.cache_key(run, platform.BLUEGENE_P)
+    other_problem = experiments.plan(variant("flat-original"), "flat", 2048, job(tmp_path, grids=16), 5e-6)
+    assert experiments.cache_key(other_problem, platform.BLUEGENE_P) != key
+    slower = platform.Machine(**{**platform.BLUEGENE_P.__dict__, "core_speed": 1e8})
+    assert experiments.cache_key(run, slower) != key  # the platform file is in the key
+    assert experiments.cache_key(run, platform.BLUEGENE_P, "another driver") != key
+
+
+def cache_row(tmp_path: Path, run: experiments.SimulatedRun, ms: float) -> None:
+    driver = tmp_path / "driver"
+    driver.write_bytes(b"a driver")
+    key = experiments.cache_key(run, platform.BLUEGENE_P, experiments.driver_digest(driver))
+    path = Path(job(tmp_path)["simulate"]["cache"]) / f"{key}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    config = {"approach": run.approach, "model": "flat", "batch": 8, "slope": 1, "threads": 1}
+    path.write_text(json.dumps({"median_ms": ms, "samples_ms": [ms], "config": config, "process_grid": [4, 2, 2]}))
+
+
+def test_run_all_reads_each_variant_from_the_cache(tmp_path: Path) -> None:
+    the_job = job(tmp_path)
+    the_job["variants"] = [variant("flat-original"), variant("hybrid-multiple"), variant("hybrid-master-only")]
+    models = {"flat-original": "flat", "hybrid-multiple": "multiple", "hybrid-master-only": "masteronly"}
+    for k, v in enumerate(the_job["variants"]):
+        cache_row(tmp_path, experiments.plan(v, models[v["label"]], 16, the_job, 5e-6), 10.0 + k)
+    measured = {m["label"]: m for m in run_all("speedup", 16, 2, the_job, timeout=1)}
+    assert measured["flat-original"]["median_seconds"] == pytest.approx(0.010)
+    assert (measured["flat-original"]["ranks"], measured["flat-original"]["threads"]) == (16, 1)
+    # threaded approaches are reported as the papers count them: one rank of 4 threads per node
+    assert (measured["hybrid-multiple"]["ranks"], measured["hybrid-multiple"]["threads"]) == (4, 4)
+    assert measured["hybrid-master-only"]["config"]["approach"] == "hybrid-master-only"
+    assert measured["hybrid-master-only"]["median_seconds"] == pytest.approx(0.012)
+    assert measured["flat-original"]["bit_identical_to_flat_original"] is None  # not checked
+
+
+def test_more_than_the_large_limit_needs_the_flag(tmp_path: Path) -> None:
+    the_job = job(tmp_path)
+    the_job["variants"] = [variant("flat-original")]
+    with pytest.raises(ExperimentInputError, match="pass --large"):
+        run_all("scalability", 8192, 4, the_job, timeout=1)
+
+
+def test_not_simulating_adds_nothing_to_the_job() -> None:
+    class Args:
+        simulate = None
+
+    assert experiments.job_settings(Args()) == {} and experiments.notes(Args()) == []
