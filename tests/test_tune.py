@@ -4,7 +4,6 @@ its corrupt, stale and foreign entries, the calibration file, and both command l
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 
@@ -54,6 +53,9 @@ def test_candidates_come_from_the_registries() -> None:
     assert len(set(candidates)) == len(candidates)
 
 
+NEVER = lambda: False  # noqa: E731  (a budget that is never spent)
+
+
 def drive(steps, cost) -> tuple[object, list[tune.Request]]:
     """Run a race or tournament coroutine to its end, answering each request with
     ``cost(candidate)``; return its result and the requests it made."""
@@ -76,9 +78,7 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     # the first trials; the measured cost is exact; the transport comes from trials.
     ranked = tune.rank(pool(), lambda c: synthetic(c) + 0.3 * (c.batch == 16))
     shortlist = entrants(ranked, 4)
-    (winner, raced), requests = drive(
-        tune.tournament(MPI.COMM_SELF, shortlist, hf.transport_names(), math.inf), synthetic
-    )
+    (winner, raced), requests = drive(tune.tournament(MPI.COMM_SELF, shortlist, hf.transport_names(), NEVER), synthetic)
     c = winner.candidate
     assert (c.model, c.schedule, c.batch, c.slope, c.transport) == ("flat", "double-buffered", 8, 2, "persistent")
     assert winner.seconds() == 0.0
@@ -99,12 +99,57 @@ def test_race_halves_the_field_each_round() -> None:
     ranked = tune.rank(pool(), synthetic)
     field = entrants(ranked, 8)
     order = {e.candidate: i for i, e in enumerate(field)}
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, math.inf), lambda c: float(order[c]))
+    retired: list[tune.Candidate] = []
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: float(order[c]))
     timed = [order[c] for c, t in requests if t]
     # 8 run, the faster 4 again, then 2, then the winner stands alone.
     assert timed == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1]
     assert [len(e.samples) for e in field] == [3, 3, 2, 2, 1, 1, 1, 1]
     assert tune.leader(MPI.COMM_SELF, field) is field[0]
+    # Each loser is retired once, in the order the rounds dropped them.
+    assert [order[c] for c in retired] == [4, 5, 6, 7, 2, 3, 1]
+
+
+def test_the_winner_is_the_survivor_not_an_entrant_dropped_earlier() -> None:
+    # Round one: A 1 (lucky), B 2, C 3, D 4: A and B go on. Round two: A 9, B 6, so B
+    # (median 4) beats A (median 5). C, dropped in round one, has a lower median (3)
+    # from its one sample; the race's winner is still B, the one that survived.
+    field = entrants(tune.rank(pool(), synthetic), 4)
+    a, b, c, d = (e.candidate for e in field)
+    samples = {a: [1.0, 9.0], b: [2.0, 6.0], c: [3.0], d: [4.0]}
+    taken = {k: 0 for k in samples}
+
+    def cost(candidate: tune.Candidate) -> float:
+        if taken[candidate] == len(samples[candidate]):
+            raise AssertionError(f"{candidate.label()} measured after it was dropped")
+        value = samples[candidate][taken[candidate]]
+        taken[candidate] += 1
+        return value
+
+    def timed_cost(steps):
+        requests = []
+        try:
+            request = next(steps)
+            while True:
+                requests.append(request)
+                request = steps.send(cost(request[0]) if request[1] else 0.0)
+        except StopIteration as end:
+            return end.value
+
+    survivor = timed_cost(tune.race(MPI.COMM_SELF, field, NEVER))
+    assert survivor.candidate == b
+    assert tune.leader(MPI.COMM_SELF, field).candidate == c  # what a plain minimum would pick
+    # The tournament builds its transport variants on the survivor.
+    taken = {k: 0 for k in samples}
+    samples = {**samples, b: [2.0, 6.0, 4.0]}
+    field = [tune.Entrant(e.candidate, 0.0) for e in field]
+    steps = tune.tournament(MPI.COMM_SELF, field, ("p2p", "persistent"), NEVER)
+    persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
+    samples[persistent] = [5.0, 5.0]
+    taken[persistent] = 0
+    winner, raced = timed_cost(steps)
+    assert [e.candidate for e in raced] == [a, b, c, d, persistent]
+    assert winner.candidate == b
 
 
 def test_refused_candidates_are_skipped() -> None:
@@ -115,7 +160,7 @@ def test_refused_candidates_are_skipped() -> None:
     def cost(c: tune.Candidate) -> float | None:
         return None if c == refused else synthetic(c)
 
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, math.inf), cost)
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), cost)
     assert requests.count((refused, False)) == 1 and (refused, True) not in requests
     assert field[0].refused and field[0].trial().measured is None and field[0].trial().note == "refused"
     assert tune.leader(MPI.COMM_SELF, field) is not field[0]
@@ -123,14 +168,14 @@ def test_refused_candidates_are_skipped() -> None:
 
 def test_nothing_runnable_leaves_no_winner() -> None:
     field = entrants(tune.rank(pool(2), synthetic), 2)
-    (winner, raced), _ = drive(tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), math.inf), lambda c: None)
+    (winner, raced), _ = drive(tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), NEVER), lambda c: None)
     assert winner is None and all(e.refused for e in raced)
 
 
 def test_budget_bounds_the_race() -> None:
     # A deadline already passed ends the race after its first round.
     field = entrants(tune.rank(pool(), synthetic), 6)
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, 0.0), synthetic)
+    _, requests = drive(tune.race(MPI.COMM_SELF, field, lambda: True), synthetic)
     assert sum(timed for _, timed in requests) == 6
 
 
@@ -244,7 +289,7 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     with pytest.raises(StoreProblem, match="bandwidth: -1 is less than or equal to the minimum of 0"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
     path.write_text('{"format": "something-else", "entries": {}}')
-    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/2 file"):
+    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/3 file"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
 
 

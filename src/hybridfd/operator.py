@@ -148,9 +148,10 @@ class Operator:
         from hybridfd import tune
 
         grids = a.shape[0] if a.ndim == 4 else 1
+        # The trials are collective: every rank's apply must hold the same G, at every
+        # apply the tuning lasts.
+        agree(self.decomposition.comm, None, grids, "number of grids G")
         if self._tuning_run is None:
-            # Every rank must tune for the same G.
-            agree(self.decomposition.comm, None, grids, "number of grids G")
             self._tuning_run = tune.Tuning(
                 self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options
             )

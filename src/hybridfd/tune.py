@@ -229,20 +229,29 @@ class Entrant:
 Request = tuple[Candidate, bool]
 
 
-def race(comm: object, entrants: Sequence[Entrant], deadline: float) -> Generator[Request, float | None, None]:
-    """Collective successive halving over ``entrants`` (a coroutine).
+def race(
+    comm: object,
+    entrants: Sequence[Entrant],
+    over_budget: Callable[[], bool],
+    retire: Callable[[Candidate], None] = lambda candidate: None,
+) -> Generator[Request, float | None, Entrant | None]:
+    """Collective successive halving over ``entrants`` (a coroutine); returns the one
+    survivor, the same on every rank (None if every entrant was refused).
 
     Every round applies one timed trial chunk per surviving entrant (after one untimed
     warm-up chunk the first time); then rank 0 keeps the faster half (rounded up) by the
     median of each one's samples so far, and broadcasts who goes on, so every rank runs
     the same chunks and ends with the same winner whatever its own clock said. Halving
     spends most chunks on the close contenders, where noise matters, and medians of
-    several chunks resist the outliers of a busy machine. Once rank 0's clock passes
-    ``deadline`` (checked after each round) the fastest so far wins.
+    several chunks resist the outliers of a busy machine. Once rank 0's
+    ``over_budget()`` says so (asked after each round) the fastest so far wins.
+    ``retire(candidate)`` is called for each entrant dropped, in entrant order on every
+    rank (the driver frees its Operator: a one-sided transport frees its window
+    collectively).
 
     The driver sends back this rank's seconds for each request, or None if the
     Operator refused the candidate (which happens on every rank alike). Samples end up
-    on rank 0's entrants only; the winner is the one survivor (none if all refused).
+    on rank 0's entrants only.
     """
     from mpi4py import MPI
 
@@ -264,11 +273,16 @@ def race(comm: object, entrants: Sequence[Entrant], deadline: float) -> Generato
             runnable = sorted(
                 (i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds()
             )
-            wanted = 1 if time.perf_counter() > deadline else max(1, math.ceil(len(runnable) / 2))
+            wanted = 1 if over_budget() else max(1, math.ceil(len(runnable) / 2))
             keep = runnable[:wanted]
-        alive = [alive[i] for i in comm.bcast(keep, root=0)]
-        if len(alive) <= 1:
-            return
+        keep = comm.bcast(keep, root=0)
+        for i, entrant in enumerate(alive):
+            if i not in keep:
+                retire(entrant.candidate)
+        alive = [alive[i] for i in keep]
+        if len(alive) == 1:
+            return alive[0]
+    return None
 
 
 def leader(comm: object, entrants: Sequence[Entrant]) -> Entrant | None:
@@ -282,14 +296,17 @@ def leader(comm: object, entrants: Sequence[Entrant]) -> Entrant | None:
 
 
 def tournament(
-    comm: object, shortlist: Sequence[Entrant], transports: Sequence[str], deadline: float
+    comm: object,
+    shortlist: Sequence[Entrant],
+    transports: Sequence[str],
+    over_budget: Callable[[], bool],
+    retire: Callable[[Candidate], None] = lambda candidate: None,
 ) -> Generator[Request, float | None, tuple[Entrant | None, list[Entrant]]]:
     """Collective (a coroutine, like :func:`race`): race the ``shortlist``, then its
-    winner (samples kept) against itself on each other transport of ``transports``
+    survivor (samples kept) against itself on each other transport of ``transports``
     that supports its model and schedule. Returns (the winner or None if every entrant
     was refused, every entrant in the order raced)."""
-    yield from race(comm, shortlist, deadline)
-    first = leader(comm, shortlist)
+    first = yield from race(comm, shortlist, over_budget, retire)
     if first is None:
         return None, list(shortlist)
     variants = []
@@ -298,10 +315,10 @@ def tournament(
         c = first.candidate
         if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
             variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
+    winner = first
     if variants:
-        yield from race(comm, [first, *variants], deadline)
-    entrants = [*shortlist, *variants]
-    return leader(comm, entrants), entrants
+        winner = yield from race(comm, [first, *variants], over_budget, retire)
+    return winner, [*shortlist, *variants]
 
 
 class Tuning:
@@ -402,19 +419,31 @@ class Tuning:
         self._shortlist = [Entrant(c, p) for c, p in shortlist(ranked, trials)[:trials]]
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
-        self._last: object | None = None
+        self._refusal = ""  # why the first refused candidate was refused
+        self._failure: ValueError | None = None
         self._seconds = time.perf_counter() - began  # rank 0's reading is the one reported
-        self._deadline = time.perf_counter() + budget
+        self._budget = budget
+        self._feed_began = time.perf_counter()
         self._steps = self._run()
         self._request: Request | None = next(self._steps)
 
+    def _over_budget(self) -> bool:
+        """Rank 0's question: has the time spent in the tuner (not the caller's time
+        between applies) passed the budget?"""
+        return self._seconds + (time.perf_counter() - self._feed_began) > self._budget
+
+    def _retire(self, candidate: Candidate) -> None:
+        self._operators.pop(candidate, None)
+
     def _run(self) -> Generator[Request, float | None, None]:
-        winner, entrants = yield from tournament(self.comm, self._shortlist, self._transports, self._deadline)
+        winner, entrants = yield from tournament(
+            self.comm, self._shortlist, self._transports, self._over_budget, self._retire
+        )
         trials = [e.trial() for e in entrants]
         trials = self.comm.bcast(trials if self.comm.Get_rank() == 0 else None, root=0)
         if winner is None:
-            refused = "; ".join(t.candidate.label() for t in trials)
-            raise ValueError(f"no candidate setting could run on these ranks (tried: {refused})")
+            tried = "; ".join(t.candidate.label() for t in trials)
+            raise ValueError(f"no candidate setting could run on these ranks ({self._refusal}; tried: {tried})")
         measured = self.comm.bcast(winner.seconds(), root=0)
         self.winner_operator = self._operators.get(winner.candidate)
         self.decision = Decision(winner.candidate, winner.predicted, measured, "tuner", 0.0, trials, self._status)
@@ -426,44 +455,49 @@ class Tuning:
         if candidate not in self._operators:
             try:
                 self._operators[candidate] = Operator(self.decomposition, self.stencil, **candidate.options())
-            except ValueError:
+            except ValueError as refusal:
                 self._operators[candidate] = None  # raised on every rank alike (the core agrees)
+                self._refusal = self._refusal or f"{candidate.label()}: {refusal}"
         return self._operators[candidate]
 
     def feed(self, a: np.ndarray, out: np.ndarray, phases: object = None) -> int:
         """Collective: apply trial chunks to the leading grids of ``a`` (G, nx, ny, nz)
         into ``out`` while the tuning lasts; return how many grids were applied. The same
-        G on every rank. A tail shorter than a chunk is applied, untimed, by the last
-        candidate that ran, so every grid given is computed; the rest of the arrays is
-        the caller's once :attr:`decision` is set."""
-        began = time.perf_counter()
-        done, grids = 0, a.shape[0]
-        while self.decision is None and grids - done >= self.chunk:
-            candidate, timed = self._request
-            op = self._operator(candidate)
-            seconds = None
-            if op is not None:
-                part = slice(done, done + self.chunk)
-                if timed:
-                    self.comm.Barrier()
-                start = time.perf_counter()
-                op.apply(a[part], out[part], phases)
-                seconds = time.perf_counter() - start
-                done += self.chunk
-                self._last = op
-            try:
-                self._request = self._steps.send(seconds)
-            except StopIteration:
-                # Only the winner's Operator lives on (freed in the same order on every
-                # rank: a one-sided transport's window is freed collectively).
-                self._operators.clear()
-                self._last = None
-        if self.decision is None and done < grids and self._last is not None:
-            self._last.apply(a[done:], out[done:], phases)
-            done = grids
-        self.grids_applied += done
-        self._seconds += time.perf_counter() - began
-        if self.decision is not None:
+        G on every rank. An apply shorter than a chunk (or its last part) is a chunk of
+        its own, its time scaled to a whole chunk's, so every apply moves the tuning on;
+        the rest of the arrays is the caller's once :attr:`decision` is set."""
+        if self._failure is not None:
+            raise self._failure
+        self._feed_began = time.perf_counter()
+        done, grids, finished = 0, a.shape[0], False
+        try:
+            while self.decision is None and done < grids:
+                candidate, timed = self._request
+                op = self._operator(candidate)
+                seconds = None
+                if op is not None:
+                    count = min(self.chunk, grids - done)
+                    part = slice(done, done + count)
+                    if timed:
+                        self.comm.Barrier()
+                    start = time.perf_counter()
+                    op.apply(a[part], out[part], phases)
+                    seconds = (time.perf_counter() - start) * self.chunk / count
+                    done += count
+                try:
+                    self._request = self._steps.send(seconds)
+                except StopIteration:
+                    finished = True
+                    # Only the winner's Operator lives on (the others were retired as
+                    # the races dropped them, in the same order on every rank).
+                    self._operators.clear()
+                except ValueError as failure:
+                    self._failure = failure
+                    raise
+        finally:
+            self.grids_applied += done
+            self._seconds += time.perf_counter() - self._feed_began
+        if finished:
             self._finish()
         return done
 
@@ -631,8 +665,8 @@ def tune(
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
     Trial chunks hold min(grids, ``trial_grids``) grids; ``budget`` bounds, in seconds,
-    the trials (rank 0's clock, checked after each round of the races, so one round may
-    run over); the quick calibration, if no calibration file exists, comes on top (a few
+    the time spent in the tuner (rank 0's clock, checked after each round of the races,
+    so one round may run over); the quick calibration, if no calibration file exists, comes on top (a few
     seconds). The time spent is ``tuning_seconds``; all of it is overhead here, as the
     scratch grids are thrown away (``Operator(approach="auto")`` tunes on the job's own
     grids instead, see :class:`Tuning`).
@@ -655,6 +689,8 @@ def tune(
         out = np.empty_like(a)
         while tuning.decision is None:
             tuning.feed(a, out)
+        # Scratch grids: none of the caller's, and all of the time is overhead.
+        tuning.decision.grids_applied = 0
         tuning.decision.overhead_seconds = tuning.decision.tuning_seconds
     return tuning.decision
 

@@ -3,7 +3,6 @@ time, and every rank makes the same choice even when their timings disagree."""
 
 from __future__ import annotations
 
-import math
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -85,7 +84,7 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
         favourite = 2 ** (comm.rank % 6)
         return abs(c.batch - favourite) + 0.01 * c.slope
 
-    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), math.inf)
+    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), lambda: False)
     request = next(steps)
     try:
         while True:
@@ -155,3 +154,33 @@ def test_tuning_for_different_grids_raises_on_every_rank(comm):
     dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
     with pytest.raises(ValueError, match="the grids must be the same on every rank"):
         tune.tune(dec, hf.Stencil.laplace(1, 1.0), comm.rank + 1, cache=False)
+
+
+def test_later_applies_smaller_than_a_chunk_still_finish_the_tuning(comm, directory):
+    # Tuned for G = 4 (chunks of 4 grids), then applied to 2 grids at a time: each such
+    # apply is a chunk of its own, so the races go on and end.
+    dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    options = {"cache": False, "calibration": directory / "calibration.json", "trials": 2}
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+    reference_op = hf.Operator(dec, stencil, approach="flat-original")
+    rng = np.random.default_rng(comm.rank)
+    a = rng.standard_normal(dec.local_shape(4))
+    np.testing.assert_array_equal(op.apply(a), reference_op.apply(a))
+    for _ in range(200):
+        if op.config["approach_source"] is not None:
+            break
+        b = rng.standard_normal(dec.local_shape(2))
+        np.testing.assert_array_equal(op.apply(b), reference_op.apply(b))
+    assert op.config["approach_source"] == "tuner"
+
+
+def test_a_different_grid_count_while_tuning_raises_on_every_rank(comm, directory):
+    dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    options = {"cache": False, "calibration": directory / "calibration.json"}
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+    op.apply(np.zeros(dec.local_shape(4)))
+    assert op.config["approach_source"] is None  # still tuning
+    with pytest.raises(ValueError, match="must be the same on every rank"):
+        op.apply(np.zeros(dec.local_shape(2 + comm.rank)))

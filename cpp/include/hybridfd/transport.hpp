@@ -16,7 +16,8 @@ namespace hybridfd {
 // One message to a neighbour and the matching one from it. `send` and `receive` hold
 // `lanes` float64 lanes each. A message whose neighbour is this rank itself (a periodic
 // axis cut into one box) is delivered by copying to the receive buffer whose
-// receive_tag equals its send_tag.
+// receive_tag equals its send_tag. (hybridfd's own schedules send none: they copy such
+// ghosts straight from the input grid; the delivery serves other callers of a transport.)
 struct FaceMessage {
   int neighbour = MPI_PROC_NULL;
   const double* send = nullptr;

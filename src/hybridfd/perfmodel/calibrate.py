@@ -42,7 +42,7 @@ from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/2"  # /2: per_message added
+FORMAT = "hybridfd-calibration/3"  # /2: per_message added; /3: pack_per_byte is one copy
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
