@@ -152,20 +152,30 @@ void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) co
   copy_face_in(face, face.ghost, buffer, padded);
 }
 
-void HaloPlan::copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const {
-  if (!face.phased) return copy_in(region, buffer, padded);
-  // (p_re + i p_im)(a_re + i a_im), each product and sum rounded on its own (no FMA:
-  // -ffp-contract=off), the order of C's and numpy's complex multiply.
+namespace {
+
+// Fills `region` of a padded grid (rows `to`) from rows `from`, times the face's phase if
+// it has one: (p_re + i p_im)(a_re + i a_im), each product and sum rounded on its own (no
+// FMA: -ffp-contract=off), the order of C's and numpy's complex multiply.
+void copy_face_rows(const Face& face, const Region& region, std::int64_t lanes, Rows from, Rows to) {
+  if (!face.phased) return copy_rows(region.extent[0], region.extent[1], region.extent[2] * lanes, from, to);
   const double p_re = face.phase.real(), p_im = face.phase.imag();
-  const std::int64_t stride_y = padded_[2] * 2, stride_x = padded_[1] * stride_y;
   for (std::int64_t x = 0; x < region.extent[0]; ++x)
     for (std::int64_t y = 0; y < region.extent[1]; ++y) {
-      double* row = padded + (region.begin[0] + x) * stride_x + (region.begin[1] + y) * stride_y + region.begin[2] * 2;
-      for (std::int64_t z = 0; z < region.extent[2]; ++z, buffer += 2) {
-        row[2 * z] = p_re * buffer[0] - p_im * buffer[1];
-        row[2 * z + 1] = p_re * buffer[1] + p_im * buffer[0];
+      const double* in = from.first + x * from.stride_x + y * from.stride_y;
+      double* row = const_cast<double*>(to.first) + x * to.stride_x + y * to.stride_y;
+      for (std::int64_t z = 0; z < region.extent[2]; ++z) {
+        row[2 * z] = p_re * in[2 * z] - p_im * in[2 * z + 1];
+        row[2 * z + 1] = p_re * in[2 * z + 1] + p_im * in[2 * z];
       }
     }
+}
+
+}  // namespace
+
+void HaloPlan::copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const {
+  // A message holds the region's points in C order: a grid of the region's extent.
+  copy_face_from_grid(face, region, buffer, region.extent, Region{{0, 0, 0}, region.extent}, padded);
 }
 
 void HaloPlan::copy_face_from_grid(const Face& face, const Region& region, const double* grid,
@@ -173,22 +183,9 @@ void HaloPlan::copy_face_from_grid(const Face& face, const Region& region, const
   const std::int64_t lanes = lanes_per_point_;
   const std::int64_t from_y = grid_extent[2] * lanes, from_x = grid_extent[1] * from_y;
   const std::int64_t to_y = padded_[2] * lanes, to_x = padded_[1] * to_y;
-  const double* from = grid + source.begin[0] * from_x + source.begin[1] * from_y + source.begin[2] * lanes;
-  double* to = padded + region.begin[0] * to_x + region.begin[1] * to_y + region.begin[2] * lanes;
-  if (!face.phased)
-    return copy_rows(region.extent[0], region.extent[1], region.extent[2] * lanes, {from, from_x, from_y},
-                     {to, to_x, to_y});
-  // As copy_face_in: each product and sum rounded on its own, C's complex multiply.
-  const double p_re = face.phase.real(), p_im = face.phase.imag();
-  for (std::int64_t x = 0; x < region.extent[0]; ++x)
-    for (std::int64_t y = 0; y < region.extent[1]; ++y) {
-      const double* in = from + x * from_x + y * from_y;
-      double* row = to + x * to_x + y * to_y;
-      for (std::int64_t z = 0; z < region.extent[2]; ++z) {
-        row[2 * z] = p_re * in[2 * z] - p_im * in[2 * z + 1];
-        row[2 * z + 1] = p_re * in[2 * z + 1] + p_im * in[2 * z];
-      }
-    }
+  copy_face_rows(face, region, lanes,
+                 {grid + source.begin[0] * from_x + source.begin[1] * from_y + source.begin[2] * lanes, from_x, from_y},
+                 {padded + region.begin[0] * to_x + region.begin[1] * to_y + region.begin[2] * lanes, to_x, to_y});
 }
 
 void HaloPlan::set_phases(const BlochPhases* phases) {

@@ -78,42 +78,26 @@ class Slab {
   }
 
   // Fills the ghosts of the box's `face` that this slab reads from `message`, the face's
-  // received points of one grid (times its Bloch phase, if any). The message holds the face's region in C order, so a
-  // range of x-planes of it is one contiguous block.
+  // received points of one grid (times its Bloch phase, if any). The message holds the
+  // face's region in C order, so a range of x-planes of it is one contiguous block.
   void unpack(std::int64_t slot, const Face& face, const double* message) {
-    const std::int64_t r = box_.radius();
-    Region ghost = face.ghost;  // padded coordinates; y and z are the slab's too
-    if (face.axis == 0) {
-      const std::int64_t first = face.ghost.begin[0] - r;  // box coordinates
-      const std::int64_t low = std::max(first, begin_ - r), high = std::min(first + r, end_ + r);
-      if (low >= high) return;
-      ghost.begin[0] = low - begin_ + r, ghost.extent[0] = high - low;
-      message += (low - first) * plane_lanes_;
-    } else {
-      ghost.begin[0] = r, ghost.extent[0] = end_ - begin_;
-      message += begin_ * (face.lanes / box_.extent()[0]);
-    }
-    plan_.copy_face_in(face, ghost, message, padded(slot));
+    Region ghost;
+    std::int64_t first_plane = 0;
+    if (!ghost_part(face, ghost, first_plane)) return;
+    const std::int64_t lanes_per_plane = face.lanes / face.ghost.extent[0];
+    plan_.copy_face_in(face, ghost, message + first_plane * lanes_per_plane, padded(slot));
   }
 
-  // Fills the ghosts of the box's `face` that this slab reads straight from the unpadded
-  // input grid's `source` face, for a face whose neighbour is this rank itself: the ghosts
-  // of one end of a periodic axis in one box are the other end's surface points.
+  // The same ghosts straight from the unpadded input grid's `source` face, for a face
+  // whose neighbour is this rank itself: the ghosts of one end of a periodic axis in one
+  // box are the other end's surface points.
   void copy_from_grid(std::int64_t slot, const Face& face, const Face& source, const double* grid) {
-    const std::int64_t r = box_.radius();
-    Region ghost = face.ghost;  // padded coordinates; y and z are the slab's too
+    Region ghost;
+    std::int64_t first_plane = 0;
+    if (!ghost_part(face, ghost, first_plane)) return;
     Region from = source.send;  // padded coordinates of the box -> the unpadded grid's
-    for (int axis = 0; axis < 3; ++axis) from.begin[axis] -= r;
-    if (face.axis == 0) {
-      const std::int64_t first = face.ghost.begin[0] - r;  // box coordinates
-      const std::int64_t low = std::max(first, begin_ - r), high = std::min(first + r, end_ + r);
-      if (low >= high) return;
-      ghost.begin[0] = low - begin_ + r, ghost.extent[0] = high - low;
-      from.begin[0] += low - first, from.extent[0] = high - low;
-    } else {
-      ghost.begin[0] = r, ghost.extent[0] = end_ - begin_;
-      from.begin[0] = begin_, from.extent[0] = end_ - begin_;
-    }
+    for (int axis = 0; axis < 3; ++axis) from.begin[axis] -= box_.radius();
+    from.begin[0] += first_plane, from.extent[0] = ghost.extent[0];
     plan_.copy_face_from_grid(face, ghost, grid, box_.extent(), from, padded(slot));
   }
 
@@ -130,6 +114,25 @@ class Slab {
 
  private:
   double* padded(std::int64_t slot) { return padded_.data() + slot * slot_lanes_; }
+
+  // The part of `face`'s ghost region this slab reads, in the slab's padded coordinates,
+  // and which x-plane of the face's region it starts at; false if the slab reads none.
+  // (An x face's ghost planes lie beyond the box: a slab reads those within r of it.)
+  bool ghost_part(const Face& face, Region& ghost, std::int64_t& first_plane) const {
+    const std::int64_t r = box_.radius();
+    ghost = face.ghost;  // padded coordinates; y and z are the slab's too
+    if (face.axis == 0) {
+      const std::int64_t first = face.ghost.begin[0] - r;  // box coordinates
+      const std::int64_t low = std::max(first, begin_ - r), high = std::min(first + r, end_ + r);
+      if (low >= high) return false;
+      ghost.begin[0] = low - begin_ + r, ghost.extent[0] = high - low;
+      first_plane = low - first;
+    } else {
+      ghost.begin[0] = r, ghost.extent[0] = end_ - begin_;
+      first_plane = begin_;
+    }
+    return true;
+  }
 
   // Zeroes the interior rows of plane x (box coordinates): all a star stencil reads there.
   void zero_plane(std::int64_t slot, std::int64_t x) {
