@@ -107,3 +107,12 @@ def test_not_simulating_adds_nothing_to_the_job() -> None:
         simulate = None
 
     assert experiments.job_settings(Args()) == {} and experiments.notes(Args()) == []
+
+
+def test_titles_say_how_times_were_taken() -> None:
+    from argparse import Namespace
+
+    from hybridfd.simulate.experiments import timing
+
+    assert timing(Namespace(simulate=None, repeats=5)) == "medians of 5"
+    assert timing(Namespace(simulate="bluegene-p", repeats=5)) == "one simulated apply each (bluegene-p)"

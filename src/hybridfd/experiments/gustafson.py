@@ -37,6 +37,7 @@ from hybridfd.experiments._stencil import worker as worker
 from hybridfd.experiments.scalability import best_per_approach, variants
 from hybridfd.simulate.experiments import job_settings
 from hybridfd.simulate.experiments import notes as simulation_notes
+from hybridfd.simulate.experiments import timing as simulation_timing
 
 NAME = "gustafson"
 #: Core counts simulated by default (--simulate): they finish within minutes here
@@ -185,7 +186,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"{(paper_flat - paper_hybrid) / 1e3:.1f} KB more by this count (packed ranks); the paper says about "
         "140 KB more without stating how it counts",
     ]
-    title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, medians of {args.repeats}"
+    title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, {simulation_timing(args)}"
     if BASELINE not in {r["approach"] for r in rows if r["kind"] == "measured"}:
         raise ExperimentInputError(f"the approach registry has no {BASELINE}")
     notes += simulation_notes(args)

@@ -26,6 +26,7 @@ from hybridfd.experiments._stencil import (
 from hybridfd.experiments._stencil import worker as worker
 from hybridfd.simulate.experiments import job_settings
 from hybridfd.simulate.experiments import notes as simulation_notes
+from hybridfd.simulate.experiments import timing as simulation_timing
 
 NAME = "scalability"
 #: Core counts simulated by default (--simulate): they finish within minutes here
@@ -109,7 +110,7 @@ def run(args: argparse.Namespace) -> Outcome:
     ]
     title = (
         f"scalability: {args.grids} grids of {args.shape}^3 {args.dtype}; relative to "
-        f"{fastest_first['config']['approach']} on {cores[0]} cores; medians of {args.repeats}"
+        f"{fastest_first['config']['approach']} on {cores[0]} cores; {simulation_timing(args)}"
     )
     notes = [f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads"]
     if args.batches:

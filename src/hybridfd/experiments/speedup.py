@@ -31,6 +31,7 @@ from hybridfd.experiments._stencil import (
 from hybridfd.experiments._stencil import worker as worker
 from hybridfd.simulate.experiments import job_settings
 from hybridfd.simulate.experiments import notes as simulation_notes
+from hybridfd.simulate.experiments import timing as simulation_timing
 
 NAME = "speedup"
 #: Core counts simulated by default (--simulate): they finish within minutes here
@@ -102,7 +103,7 @@ def run(args: argparse.Namespace) -> Outcome:
     ]
     title = (
         f"speedup: {args.grids} grids of {args.shape}^3 {args.dtype}, vs flat-original on 1 core "
-        f"({1e3 * sequential:.2f} ms), medians of {args.repeats}"
+        f"({1e3 * sequential:.2f} ms), {simulation_timing(args)}"
     )
     notes = [
         f"flat approaches: one rank per core; threaded ones: ranks of up to {args.threads} threads",

@@ -201,6 +201,14 @@ def notes(args: Any) -> list[str]:  # noqa: ANN401 - argparse namespace
     ]
 
 
+def timing(args: Any) -> str:  # noqa: ANN401 - argparse namespace
+    """How an experiment's times were taken, for its title: a simulated run is one
+    deterministic apply, a measured one the median of the repeats."""
+    if getattr(args, "simulate", None):
+        return f"one simulated apply each ({args.simulate})"
+    return f"medians of {args.repeats}"
+
+
 def job_settings(args: Any) -> dict[str, Any]:  # noqa: ANN401 - argparse namespace
     """The ``simulate`` entry of an experiment's job ({} when not simulating)."""
     if not getattr(args, "simulate", None):
