@@ -130,6 +130,14 @@ std::unique_ptr<ParticleExchange> make_particle_exchange(std::string_view transp
   return registry().at(transport).make_particles(comm);
 }
 
+std::int64_t largest_remote_send(std::span<const ParticleSend> sends, int self, MPI_Comm comm, bool agree) {
+  std::int64_t largest = 0;
+  for (const ParticleSend& send : sends)
+    if (send.neighbour != MPI_PROC_NULL && send.neighbour != self) largest = std::max(largest, send.count);
+  if (agree) MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm);
+  return largest;
+}
+
 void deliver_particles_to_self(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, int self) {
   for (const ParticleSend& send : sends) {
     if (send.neighbour != self) continue;

@@ -70,6 +70,10 @@ std::unique_ptr<ParticleExchange> make_particle_exchange(std::string_view transp
 void check_particle_transport(std::string_view transport);
 std::vector<std::string> particle_transport_names();
 
+// The largest send to another rank, in values; with agree, the largest over all ranks of
+// comm (collective: an allreduce), which one-sided exchanges size their windows by.
+std::int64_t largest_remote_send(std::span<const ParticleSend> sends, int self, MPI_Comm comm, bool agree);
+
 // Copies the self-addressed sends into the receives of the same direction (shared by
 // all particle transports).
 void deliver_particles_to_self(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, int self);

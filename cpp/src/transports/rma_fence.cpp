@@ -116,11 +116,8 @@ class RmaFenceParticles final : public ParticleExchange {
 
   void exchange(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, bool sizes_known) override {
     const auto remote = [this](int neighbour) { return neighbour != MPI_PROC_NULL && neighbour != rank_; };
-    std::int64_t largest = 0;
-    for (const ParticleSend& send : sends)
-      if (remote(send.neighbour)) largest = std::max(largest, send.count);
+    const std::int64_t largest = largest_remote_send(sends, rank_, comm_, !sizes_known);
     if (!sizes_known) {
-      MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm_);
       if (largest > slot_values_) {
         MPI_Win_free(&window_);
         allocate(largest + largest / 2);
