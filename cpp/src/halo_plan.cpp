@@ -86,13 +86,6 @@ std::int64_t HaloPlan::max_face_lanes() const {
 
 namespace {
 
-// A block of rows in an array: its first lane and the strides between its rows and
-// planes (a contiguous buffer is a block whose rows follow one another).
-struct Rows {
-  const double* first;
-  std::int64_t stride_x, stride_y;
-};
-
 // Copies `planes` x `rows` rows of `row_lanes` lanes from one block to another. A z
 // face's rows are only r points long (16 bytes for r = 2, float64): a library memcpy call
 // per row costs several times the copy itself (it made packing and unpacking cost more
@@ -138,24 +131,16 @@ void HaloPlan::copy_region(const Region& region, const Index3& array_extent, dou
             ToBuffer ? in_buffer : in_array);
 }
 
-void HaloPlan::copy_interior_in(const double* grid, double* padded) const {
-  copy_in({{radius_, radius_, radius_}, extent_}, grid, padded);
-}
-
 void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const {
   Region in_grid = face.send;  // padded coordinates -> the unpadded grid's
   for (int axis = 0; axis < 3; ++axis) in_grid.begin[axis] -= radius_;
   copy_region<true>(in_grid, extent_, const_cast<double*>(grid), buffer);
 }
 
-void HaloPlan::unpack(const Face& face, const double* buffer, double* padded) const {
-  copy_face_in(face, face.ghost, buffer, padded);
-}
-
 namespace {
 
-// Fills `region` of a padded grid (rows `to`) from rows `from`, times the face's phase if
-// it has one: (p_re + i p_im)(a_re + i a_im), each product and sum rounded on its own (no
+// Copies a face's `region` from rows `from` to rows `to`, times the face's phase if it has
+// one: (p_re + i p_im)(a_re + i a_im), each product and sum rounded on its own (no
 // FMA: -ffp-contract=off), the order of C's and numpy's complex multiply.
 void copy_face_rows(const Face& face, const Region& region, std::int64_t lanes, Rows from, Rows to) {
   if (!face.phased) return copy_rows(region.extent[0], region.extent[1], region.extent[2] * lanes, from, to);
@@ -173,19 +158,24 @@ void copy_face_rows(const Face& face, const Region& region, std::int64_t lanes, 
 
 }  // namespace
 
-void HaloPlan::copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const {
-  // A message holds the region's points in C order: a grid of the region's extent.
-  copy_face_from_grid(face, region, buffer, region.extent, Region{{0, 0, 0}, region.extent}, padded);
+void HaloPlan::apply_phase(const Face& face, double* buffer, std::int64_t grids) const {
+  const double p_re = face.phase.real(), p_im = face.phase.imag();
+  const std::int64_t points = face.lanes / 2 * grids;
+  for (std::int64_t point = 0; point < points; ++point) {
+    const double re = buffer[2 * point], im = buffer[2 * point + 1];
+    buffer[2 * point] = p_re * re - p_im * im;
+    buffer[2 * point + 1] = p_re * im + p_im * re;
+  }
 }
 
-void HaloPlan::copy_face_from_grid(const Face& face, const Region& region, const double* grid,
-                                   const Index3& grid_extent, const Region& source, double* padded) const {
+void HaloPlan::ghosts_from_grid(const Face& face, const Face& source, const double* grid, double* buffer) const {
   const std::int64_t lanes = lanes_per_point_;
-  const std::int64_t from_y = grid_extent[2] * lanes, from_x = grid_extent[1] * from_y;
-  const std::int64_t to_y = padded_[2] * lanes, to_x = padded_[1] * to_y;
-  copy_face_rows(face, region, lanes,
-                 {grid + source.begin[0] * from_x + source.begin[1] * from_y + source.begin[2] * lanes, from_x, from_y},
-                 {padded + region.begin[0] * to_x + region.begin[1] * to_y + region.begin[2] * lanes, to_x, to_y});
+  const std::int64_t from_y = extent_[2] * lanes, from_x = extent_[1] * from_y;
+  const Region& region = face.ghost;
+  const Index3 begin{source.send.begin[0] - radius_, source.send.begin[1] - radius_, source.send.begin[2] - radius_};
+  const std::int64_t row_lanes = region.extent[2] * lanes;
+  copy_face_rows(face, region, lanes, {grid + begin[0] * from_x + begin[1] * from_y + begin[2] * lanes, from_x, from_y},
+                 {buffer, region.extent[1] * row_lanes, row_lanes});
 }
 
 void HaloPlan::set_phases(const BlochPhases* phases) {
@@ -195,10 +185,6 @@ void HaloPlan::set_phases(const BlochPhases* phases) {
     face.phase = phases && face.across_boundary ? (*phases)[face.axis][face.side] : std::complex<double>{1.0, 0.0};
     face.phased = face.phase != std::complex<double>{1.0, 0.0};
   }
-}
-
-void HaloPlan::copy_in(const Region& region, const double* buffer, double* padded) const {
-  copy_region<false>(region, padded_, padded, const_cast<double*>(buffer));
 }
 
 }  // namespace hybridfd

@@ -70,26 +70,6 @@ struct Coefficients {
   }
 };
 
-// The new value of the point (T = double) or of four consecutive lanes (T = Vector) at
-// `in`, summed in the documented order.
-template <int Radius, int Lanes, bool Symmetric, class T>
-inline T point_value(const Coefficients<Radius, T>& c, const double* in, std::int64_t stride_x, std::int64_t stride_y) {
-  T sum = c.centre * read<T>(in);
-#pragma GCC unroll 6
-  for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, T>(sum, c.minus[0][d - 1], c.plus[0][d - 1], read<T>(in - d * stride_x),
-                                 read<T>(in + d * stride_x));
-#pragma GCC unroll 6
-  for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, T>(sum, c.minus[1][d - 1], c.plus[1][d - 1], read<T>(in - d * stride_y),
-                                 read<T>(in + d * stride_y));
-#pragma GCC unroll 6
-  for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, T>(sum, c.minus[2][d - 1], c.plus[2][d - 1], read<T>(in - d * Lanes),
-                                 read<T>(in + d * Lanes));
-  return sum;
-}
-
 // Both forms of the coefficients a row needs.
 template <int Radius>
 struct RowCoefficients {
@@ -98,13 +78,50 @@ struct RowCoefficients {
   explicit RowCoefficients(const Stencil& stencil) : one(stencil), four(stencil) {}
 };
 
+// The rows one output row reads (or two output rows, of consecutive x-planes, that share
+// their x-neighbours), each pointing at lane 0 of z = 0 of its row, wherever it lives:
+// the user's grid, a received message, the grid's other end (a periodic axis in one
+// box) or a row of zeros (BoxInput). z-neighbours beyond the row's ends are the r points
+// at z_low and z_high.
+template <int Radius, int Planes>
+struct RowInputs {
+  const double* along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r; the centres at r ..
+  const double* along_y[Planes][2 * Radius];   // per centre: rows y - 1 .. y - r, then y + 1 .. y + r
+  const double* z_low[Planes];
+  const double* z_high[Planes];
+  const double* centre(int plane) const { return along_x[Radius + plane]; }
+};
+
+// The value of one point (T = double) or of four consecutive lanes (T = Vector) at lane k
+// of the centre row, summed in the documented order. `centre` is where the centre row's
+// lanes k - r .. k + r are read (the row itself, or a copy of its end with the ghosts
+// beyond); x- and y-neighbours are read from their rows at lane k.
+template <int Radius, int Lanes, bool Symmetric, class T>
+inline T point_value(const Coefficients<Radius, T>& c, const double* centre, const double* const* along_x,
+                     const double* const* along_y, std::int64_t k) {
+  T sum = c.centre * read<T>(centre);
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[0][d - 1], c.plus[0][d - 1], read<T>(along_x[Radius - d] + k),
+                                 read<T>(along_x[Radius + d] + k));
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[1][d - 1], c.plus[1][d - 1], read<T>(along_y[d - 1] + k),
+                                 read<T>(along_y[Radius + d - 1] + k));
+#pragma GCC unroll 6
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric, T>(sum, c.minus[2][d - 1], c.plus[2][d - 1], read<T>(centre - d * Lanes),
+                                 read<T>(centre + d * Lanes));
+  return sum;
+}
+
 // The z-neighbours of a vector of four lanes are the four lanes at offsets -reach..reach
 // (reach = r x lanes per point) from it. Loading each of them costs 2r + 1 loads per
 // vector, most of them unaligned and many split across cache lines; instead a few
 // "anchor" windows are loaded, at offsets -reach, ..., -8, -4, 0, 4, 8, ..., reach, and
 // every other window is one shuffle of the two anchors around it. The anchors at
 // +-reach are the outermost points the stencil reads, so no load leaves the points the
-// stencil needs (another thread may be writing the halo beyond them).
+// stencil needs (another thread may be writing beyond them).
 template <int Reach>
 struct ZAnchors {
   static constexpr int inner = (Reach - 1) / vector_lanes;  // multiples of four strictly inside (0, reach)
@@ -143,9 +160,10 @@ template <int Radius, int Lanes>
 using AnchorsOf = ZAnchors<Radius * Lanes>;
 
 template <int Radius, int Lanes>
-[[gnu::always_inline]] inline void load_anchors(const double* in, Vector (&anchors)[AnchorsOf<Radius, Lanes>::count]) {
+[[gnu::always_inline]] inline void load_anchors(const double* centre,
+                                                Vector (&anchors)[AnchorsOf<Radius, Lanes>::count]) {
   for (int index = 0; index < AnchorsOf<Radius, Lanes>::count; ++index)
-    anchors[index] = load(in + AnchorsOf<Radius, Lanes>::offset(index));
+    anchors[index] = load(centre + AnchorsOf<Radius, Lanes>::offset(index));
 }
 
 // Adds the z pairs d = 1..r (Distance = d - 1) to `sum`, in the documented order.
@@ -162,33 +180,33 @@ template <int Radius, int Lanes, bool Symmetric, int... Distance>
 }
 
 template <int Radius, bool Symmetric>
-[[gnu::always_inline]] inline Vector add_y_pairs(const Coefficients<Radius, Vector>& c, Vector sum, const double* in,
-                                                 std::int64_t stride_y) {
+[[gnu::always_inline]] inline Vector add_y_pairs(const Coefficients<Radius, Vector>& c, Vector sum,
+                                                 const double* const* along_y, std::int64_t k) {
 #pragma GCC unroll 6
   for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load(in - d * stride_y),
-                                      load(in + d * stride_y));
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load(along_y[d - 1] + k),
+                                      load(along_y[Radius + d - 1] + k));
   return sum;
 }
 
 // (The helpers of the row loop are forced inline: GCC's heuristics leave the
 // two-plane one out of line, and a call per vector costs a third of its time.)
 
-// Four lanes of the point at `in` and four of the point one x-plane further, in the
-// documented order each. The planes share their x-neighbours: of the 2r + 2 x-loads,
-// the two centres come from the anchors and the other 2r serve both vectors.
-template <int Radius, int Lanes, bool Symmetric>
-[[gnu::always_inline]] inline void two_plane_values(const Coefficients<Radius, Vector>& c, const double* in,
-                                                    std::int64_t stride_x, std::int64_t stride_y, Vector& first,
-                                                    Vector& second) {
-  using Anchors = AnchorsOf<Radius, Lanes>;
+// Four lanes at lane k of two consecutive planes' rows, in the documented order each.
+// The planes share their x-neighbours: of the 2r + 2 x-loads, the two centres come from
+// the anchors and the other 2r serve both vectors. float64 only (anchors).
+template <int Radius, bool Symmetric>
+[[gnu::always_inline]] inline void two_plane_values(const Coefficients<Radius, Vector>& c,
+                                                    const RowInputs<Radius, 2>& rows, const double* const (&centre)[2],
+                                                    std::int64_t k, Vector& first, Vector& second) {
+  using Anchors = AnchorsOf<Radius, 1>;
   Vector anchors_first[Anchors::count], anchors_second[Anchors::count];
-  load_anchors<Radius, Lanes>(in, anchors_first);
-  load_anchors<Radius, Lanes>(in + stride_x, anchors_second);
+  load_anchors<Radius, 1>(centre[0], anchors_first);
+  load_anchors<Radius, 1>(centre[1], anchors_second);
   Vector along_x[2 * Radius + 2];  // planes x - r .. x + 1 + r
 #pragma GCC unroll 14
   for (int plane = 0; plane < 2 * Radius + 2; ++plane)
-    if (plane != Radius && plane != Radius + 1) along_x[plane] = load(in + (plane - Radius) * stride_x);
+    if (plane != Radius && plane != Radius + 1) along_x[plane] = load(rows.along_x[plane] + k);
   along_x[Radius] = anchors_first[Anchors::centre];
   along_x[Radius + 1] = anchors_second[Anchors::centre];
   Vector sum_first = c.centre * along_x[Radius];
@@ -200,84 +218,157 @@ template <int Radius, int Lanes, bool Symmetric>
     sum_second = add_pair<Symmetric, Vector>(sum_second, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + 1 - d],
                                              along_x[Radius + 1 + d]);
   }
-  sum_first = add_y_pairs<Radius, Symmetric>(c, sum_first, in, stride_y);
-  sum_second = add_y_pairs<Radius, Symmetric>(c, sum_second, in + stride_x, stride_y);
-  first = add_z_pairs<Radius, Lanes, Symmetric>(c, sum_first, anchors_first, std::make_integer_sequence<int, Radius>{});
-  second =
-      add_z_pairs<Radius, Lanes, Symmetric>(c, sum_second, anchors_second, std::make_integer_sequence<int, Radius>{});
+  sum_first = add_y_pairs<Radius, Symmetric>(c, sum_first, rows.along_y[0], k);
+  sum_second = add_y_pairs<Radius, Symmetric>(c, sum_second, rows.along_y[1], k);
+  first = add_z_pairs<Radius, 1, Symmetric>(c, sum_first, anchors_first, std::make_integer_sequence<int, Radius>{});
+  second = add_z_pairs<Radius, 1, Symmetric>(c, sum_second, anchors_second, std::make_integer_sequence<int, Radius>{});
 }
 
-// Four lanes of one plane's point at `in`, in the documented order.
-template <int Radius, int Lanes, bool Symmetric>
-[[gnu::always_inline]] inline Vector one_plane_value(const Coefficients<Radius, Vector>& c, const double* in,
-                                                     std::int64_t stride_x, std::int64_t stride_y) {
-  using Anchors = AnchorsOf<Radius, Lanes>;
+// Four lanes at lane k of one plane's row, in the documented order (float64: anchors).
+template <int Radius, bool Symmetric>
+[[gnu::always_inline]] inline Vector one_plane_value(const Coefficients<Radius, Vector>& c,
+                                                     const RowInputs<Radius, 1>& rows, const double* centre,
+                                                     std::int64_t k) {
+  using Anchors = AnchorsOf<Radius, 1>;
   Vector anchors[Anchors::count];
-  load_anchors<Radius, Lanes>(in, anchors);
+  load_anchors<Radius, 1>(centre, anchors);
   Vector sum = c.centre * anchors[Anchors::centre];
 #pragma GCC unroll 6
   for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, Vector>(sum, c.minus[0][d - 1], c.plus[0][d - 1], load(in - d * stride_x),
-                                      load(in + d * stride_x));
-  sum = add_y_pairs<Radius, Symmetric>(c, sum, in, stride_y);
-  return add_z_pairs<Radius, Lanes, Symmetric>(c, sum, anchors, std::make_integer_sequence<int, Radius>{});
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[0][d - 1], c.plus[0][d - 1], load(rows.along_x[Radius - d] + k),
+                                      load(rows.along_x[Radius + d] + k));
+  sum = add_y_pairs<Radius, Symmetric>(c, sum, rows.along_y[0], k);
+  return add_z_pairs<Radius, 1, Symmetric>(c, sum, anchors, std::make_integer_sequence<int, Radius>{});
 }
 
-// Input bytes a band of rows may occupy (half of a 512 KiB L2, leaving room for the
+// Input bytes a band of rows may occupy (a quarter of a 1 MiB L2, leaving room for the
 // output and the other streams).
 constexpr std::int64_t blocking_budget_bytes = std::int64_t{256} << 10;
 
-// Writes `count` lanes of one row of `Planes` (1 or 2) consecutive x-planes with plain
-// stores: whole vectors, the last one overlapping its predecessor when count is not a
-// multiple of four (it writes the same values again); single lanes only when the row is
-// shorter than a vector.
+// The centre row's lanes [from, to) (box lanes: negative ones and those past row_lanes
+// are the ghosts beyond its ends) copied to `target`.
+inline void gather_centre(const double* row, const double* z_low, const double* z_high, std::int64_t row_lanes,
+                          std::int64_t reach, std::int64_t from, std::int64_t to, double* target) {
+  for (std::int64_t lane = from; lane < to; ++lane)
+    target[lane - from] = lane < 0 ? z_low[reach + lane] : lane < row_lanes ? row[lane] : z_high[lane - row_lanes];
+}
+
+// Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
+// with plain stores: whole vectors, the last one overlapping its predecessor when the
+// count is not a multiple of four (it writes the same values again); single lanes only
+// when the row is shorter than a vector. A vector whose z-neighbours reach past an end
+// of the row reads its centre row from a small copy of that end with the ghosts beyond
+// it (the rows themselves may be a user's grid, with no room for ghosts). `prefetch`
+// rows, if any, are the rows the next x-step will read for the first time, brought
+// towards the core a step ahead: from memory the core's prefetchers alone leave the
+// kernel waiting (measured: 1.1-1.2x for grids from memory).
 template <int Radius, int Lanes, bool Symmetric, int Planes>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
-                                              const Coefficients<Radius, Vector>& four, const double* in,
-                                              double* target, std::int64_t count, std::int64_t stride_x,
-                                              std::int64_t stride_y, std::int64_t out_stride_x) {
+                                              const Coefficients<Radius, Vector>& four,
+                                              const RowInputs<Radius, Planes>& rows, std::int64_t row_lanes,
+                                              std::int64_t begin, std::int64_t end, double* const (&target)[Planes],
+                                              const double* const (&prefetch)[Planes]) {
+  constexpr std::int64_t reach = Radius * Lanes;
+  const std::int64_t count = end - begin;
   if (count < vector_lanes) {
-    for (int plane = 0; plane < Planes; ++plane)
-      for (std::int64_t k = 0; k < count; ++k)
-        target[plane * out_stride_x + k] =
-            point_value<Radius, Lanes, Symmetric, double>(one, in + plane * stride_x + k, stride_x, stride_y);
+    for (int plane = 0; plane < Planes; ++plane) {
+      double padded[vector_lanes + 2 * reach];
+      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, begin - reach,
+                    end + reach, padded);
+      const double* const* along_x = rows.along_x + plane;  // planes x + plane - r .. x + plane + r
+      for (std::int64_t k = begin; k < end; ++k)
+        target[plane][k] = point_value<Radius, Lanes, Symmetric, double>(one, padded + reach + (k - begin), along_x,
+                                                                         rows.along_y[plane], k);
+    }
     return;
   }
+  // Ends of the centre rows with their ghosts: lanes [-reach, edge) and [row_lanes - edge,
+  // row_lanes + reach), enough for every vector within reach of an end; a row shorter
+  // than two such ends is copied whole.
+  constexpr std::int64_t edge = 2 * reach + vector_lanes;
+  constexpr std::int64_t whole_below = 2 * edge;
+  const bool whole = row_lanes < whole_below;
+  const std::int64_t high_from = whole ? -reach : row_lanes - edge;
+  double low_end[Planes][edge + reach], high_end[Planes][whole_below + 2 * reach];
+  const bool low = begin<reach, high = end> row_lanes - reach;
+  for (int plane = 0; plane < Planes; ++plane) {
+    if (low && !whole)
+      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, -reach, edge,
+                    low_end[plane]);
+    if (high || (low && whole))
+      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, high_from,
+                    row_lanes + reach, high_end[plane]);
+  }
+  auto centre = [&](int plane, std::int64_t k) -> const double* {
+    if (whole && (low || high)) return high_end[plane] + (k - high_from);
+    if (k < reach) return low_end[plane] + (k + reach);
+    if (k + vector_lanes + reach > row_lanes) return high_end[plane] + (k - high_from);
+    return rows.centre(plane) + k;
+  };
   auto write_vector = [&](std::int64_t k) {
     if constexpr (Planes == 2) {
       Vector first, second;
-      two_plane_values<Radius, Lanes, Symmetric>(four, in + k, stride_x, stride_y, first, second);
-      std::memcpy(target + k, &first, sizeof first);
-      std::memcpy(target + out_stride_x + k, &second, sizeof second);
+      const double* const centres[2] = {centre(0, k), centre(1, k)};
+      two_plane_values<Radius, Symmetric>(four, rows, centres, k, first, second);
+      std::memcpy(target[0] + k, &first, sizeof first);
+      std::memcpy(target[1] + k, &second, sizeof second);
     } else if constexpr (Lanes == 1) {
-      const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, in + k, stride_x, stride_y);
-      std::memcpy(target + k, &value, sizeof value);
+      const Vector value = one_plane_value<Radius, Symmetric>(four, rows, centre(0, k), k);
+      std::memcpy(target[0] + k, &value, sizeof value);
     } else {
-      const Vector value = point_value<Radius, Lanes, Symmetric, Vector>(four, in + k, stride_x, stride_y);
-      std::memcpy(target + k, &value, sizeof value);
+      const Vector value =
+          point_value<Radius, Lanes, Symmetric, Vector>(four, centre(0, k), rows.along_x, rows.along_y[0], k);
+      std::memcpy(target[0] + k, &value, sizeof value);
     }
   };
-  std::int64_t k = 0;
-  for (; k + vector_lanes <= count; k += vector_lanes) write_vector(k);
-  if (k < count) write_vector(count - vector_lanes);
+  std::int64_t k = begin;
+  if (prefetch[0] != nullptr)  // one prefetch per 64-byte line of each row
+    for (; k + 2 * vector_lanes <= end; k += 2 * vector_lanes) {
+      for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + k, 0, 3);
+      write_vector(k);
+      write_vector(k + vector_lanes);
+    }
+  for (; k + vector_lanes <= end; k += vector_lanes) write_vector(k);
+  if (k < end) write_vector(end - vector_lanes);
+}
+
+// Where the rows of plane x (box coordinates, -r <= x < n + r) start and how far apart
+// they are: the box's own plane or a ghost plane beyond it.
+struct PlaneRows {
+  const double* first;
+  std::int64_t stride_y;
+  const double* at(std::int64_t y) const { return first + y * stride_y; }
+};
+
+inline PlaneRows plane_rows(const BoxInput& input, const Index3& n, int radius, std::int64_t x) {
+  const Rows& rows = x < 0 ? input.x_ghosts[0] : x >= n[0] ? input.x_ghosts[1] : input.box;
+  const std::int64_t index = x < 0 ? x + radius : x >= n[0] ? x - n[0] : x;
+  return {rows.first + index * rows.stride_x, rows.stride_y};
+}
+
+// Row y (-r <= y < n + r) of box plane x (0 <= x < n).
+inline const double* row_of_plane(const BoxInput& input, const Index3& n, int radius, const PlaneRows& plane,
+                                  std::int64_t x, std::int64_t y) {
+  if (y < 0) return input.y_ghosts[0].at(x, y + radius);
+  if (y >= n[1]) return input.y_ghosts[1].at(x, y - n[1]);
+  return plane.at(y);
 }
 
 template <int Radius, int Lanes, bool Symmetric>
-void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region, double* out) {
+void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
+                double* out) {
   const Index3& n = plan.extent();
-  const Index3& p = plan.padded_extent();
-  const std::int64_t stride_y = p[2] * Lanes;
-  const std::int64_t stride_x = p[1] * stride_y;
-  const std::int64_t out_stride_y = n[2] * Lanes;
+  const std::int64_t row_lanes = n[2] * Lanes;
+  const std::int64_t out_stride_y = row_lanes;
   const std::int64_t out_stride_x = n[1] * out_stride_y;
   const RowCoefficients<Radius> c(stencil);
+  const std::int64_t begin = region.begin[2] * Lanes, end = (region.begin[2] + region.extent[2]) * Lanes;
 
-  const std::int64_t row_lanes = region.extent[2] * Lanes;
   // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
   // two planes at a time) stay in the core's L2 while x sweeps through them: each input
   // row is then fetched from memory once, not 2r+1 times, also for grids whose planes
   // are too large for L2.
-  const std::int64_t row_bytes = (p[2] * Lanes) * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
   constexpr int planes_read = Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1;
   const std::int64_t band = std::max<std::int64_t>(1, blocking_budget_bytes / (planes_read * row_bytes) - 2 * Radius);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
@@ -288,12 +379,37 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
       // through the rows, instead of reading them from memory at every use (it cannot
       // prove the stores to `out` leave the shared object alone).
       const Coefficients<Radius, Vector> four = c.four;
+      PlaneRows planes[2 * Radius + Planes];
+      for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
+        planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
+      // The planes the next step reads first: x + Planes + r onwards, within the input.
+      // (Always: an apply's grids come from memory even when each fits a cache, and in
+      // cache the prefetches cost 3-5 %.)
+      PlaneRows ahead[Planes]{};
+      bool prefetching = true;
+      for (int plane = 0; plane < Planes; ++plane) {
+        const std::int64_t next = x + Planes + Radius + plane;
+        prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
+        if (prefetching) ahead[plane] = plane_rows(input, n, Radius, next);
+      }
       for (std::int64_t y = y_band; y < std::min(y_band + band, y_end); ++y) {
-        const double* in =
-            padded + (x + Radius) * stride_x + (y + Radius) * stride_y + (region.begin[2] + Radius) * Lanes;
-        double* target = out + x * out_stride_x + y * out_stride_y + region.begin[2] * Lanes;
-        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, in, target, row_lanes, stride_x, stride_y,
-                                                     out_stride_x);
+        RowInputs<Radius, Planes> rows;
+        for (int plane = 0; plane < 2 * Radius + Planes; ++plane) rows.along_x[plane] = planes[plane].at(y);
+        double* target[Planes];
+        const double* prefetch[Planes];
+        for (int plane = 0; plane < Planes; ++plane) {
+          const std::int64_t x_plane = x + plane;
+          const PlaneRows& own = planes[Radius + plane];
+          for (int d = 1; d <= Radius; ++d) {
+            rows.along_y[plane][d - 1] = row_of_plane(input, n, Radius, own, x_plane, y - d);
+            rows.along_y[plane][Radius + d - 1] = row_of_plane(input, n, Radius, own, x_plane, y + d);
+          }
+          rows.z_low[plane] = input.z_ghosts[0].at(x_plane, y);
+          rows.z_high[plane] = input.z_ghosts[1].at(x_plane, y);
+          target[plane] = out + x_plane * out_stride_x + y * out_stride_y;
+          prefetch[plane] = prefetching ? ahead[plane].at(y) : nullptr;
+        }
+        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
       }
     };
     // float64 only: for complex128 a z-neighbour is a whole 16-byte point away, its
@@ -307,24 +423,24 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const double* padd
 }
 
 template <int Radius, int Lanes>
-void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
+void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                        double* out) {
   if (stencil.symmetric())
-    apply_star<Radius, Lanes, true>(stencil, plan, padded, region, out);
+    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out);
   else
-    apply_star<Radius, Lanes, false>(stencil, plan, padded, region, out);
+    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out);
 }
 
 template <int Lanes>
-void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
+void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                      double* out) {
   switch (stencil.radius) {
-    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, padded, region, out);
-    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, padded, region, out);
-    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, padded, region, out);
-    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, padded, region, out);
-    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, padded, region, out);
-    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, padded, region, out);
+    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out);
+    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out);
+    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out);
+    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out);
+    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out);
+    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out);
     default: Stencil::check_radius(stencil.radius);
   }
 }
@@ -335,9 +451,7 @@ ComputeStandIn compute_stand_in = nullptr;
 
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
-bool compute_stood_in() { return compute_stand_in != nullptr; }
-
-void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
+void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
   if (compute_stand_in != nullptr) [[unlikely]] {
@@ -345,9 +459,28 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
     return;
   }
   if (plan.lanes_per_point() == 2)
-    dispatch_radius<2>(stencil, plan, padded, region, out);
+    dispatch_radius<2>(stencil, plan, input, region, out);
   else
-    dispatch_radius<1>(stencil, plan, padded, region, out);
+    dispatch_radius<1>(stencil, plan, input, region, out);
+}
+
+BoxInput padded_input(const HaloPlan& plan, const double* padded) {
+  const std::int64_t r = plan.radius(), lanes = plan.lanes_per_point();
+  const Index3& n = plan.extent();
+  const Index3& p = plan.padded_extent();
+  const std::int64_t stride_y = p[2] * lanes, stride_x = p[1] * stride_y;
+  const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
+    return Rows{padded + x * stride_x + y * stride_y + z * lanes, stride_x, stride_y};
+  };
+  return {.box = at(r, r, r),
+          .x_ghosts = {at(0, r, r), at(n[0] + r, r, r)},
+          .y_ghosts = {at(r, 0, r), at(r, n[1] + r, r)},
+          .z_ghosts = {at(r, r, 0), at(r, r, n[2] + r)}};
+}
+
+void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
+                   double* out) {
+  apply_stencil(stencil, plan, padded_input(plan, padded), region, out);
 }
 
 }  // namespace hybridfd

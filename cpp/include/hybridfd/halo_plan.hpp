@@ -28,6 +28,16 @@ struct Region {
   std::int64_t points() const { return extent[0] * extent[1] * extent[2]; }
 };
 
+// A block of rows of lanes in an array: row (x, y) starts at first + x*stride_x +
+// y*stride_y. A contiguous buffer is a block whose rows follow one another; strides of 0
+// make every row the same one (a row of zeros).
+struct Rows {
+  const double* first = nullptr;
+  std::int64_t stride_x = 0;
+  std::int64_t stride_y = 0;
+  const double* at(std::int64_t x, std::int64_t y) const { return first + x * stride_x + y * stride_y; }
+};
+
 struct Face {
   int axis = 0;
   int side = 0;                   // 0: lower (towards smaller index), 1: upper
@@ -65,32 +75,20 @@ class HaloPlan {
   // Lanes of the largest face: the size of one grid's slot in a message buffer.
   std::int64_t max_face_lanes() const;
 
-  // Copy one user grid (C-contiguous, unpadded) into the interior of a padded grid.
-  void copy_interior_in(const double* grid, double* padded) const;
   // Packs a face's send region straight from an unpadded user grid (a face reads only
-  // interior points), so a batch's messages can leave before any grid is copied into a
-  // padded buffer.
+  // interior points), so a batch's messages can leave before any compute.
   void pack(const Face& face, const double* grid, double* buffer) const;
-  // Fills a face's ghost region of a padded grid from its received message.
-  void unpack(const Face& face, const double* buffer, double* padded) const;
-  // copy_in for (part of) a face's ghost region: times the face's phase if it has one.
-  void copy_face_in(const Face& face, const Region& region, const double* buffer, double* padded) const;
-  // copy_face_in with the ghost points read from `source`, a region of an unpadded grid
-  // of `grid_extent` points per axis, instead of a message: for a face whose neighbour is
-  // this rank itself (a periodic axis in one box), one copy instead of pack, delivery and
-  // unpack. `source` and `region` have the same extent.
-  void copy_face_from_grid(const Face& face, const Region& region, const double* grid, const Index3& grid_extent,
-                           const Region& source, double* padded) const;
+  // Multiplies `grids` consecutive received messages of `face` by its phase, in place.
+  void apply_phase(const Face& face, double* buffer, std::int64_t grids) const;
+  // A face's ghosts in message layout, times its phase, from `source`'s send region of
+  // an unpadded user grid: for a face whose neighbour is this rank itself (a periodic
+  // axis in one box, with a Bloch phase).
+  void ghosts_from_grid(const Face& face, const Face& source, const double* grid, double* buffer) const;
   // The phases of the following applies (nullptr: none). Faces across the boundary take
   // their factor; a factor of exactly 1 is skipped. Not thread-safe: call between applies.
   void set_phases(const BlochPhases* phases);
-  // Fills `region` (padded coordinates) of a padded grid from a buffer holding its points
-  // in C order: what copy_interior_in and unpack do for a whole interior or face, for any
-  // part of one (a thread's slab of a grid).
-  void copy_in(const Region& region, const double* buffer, double* padded) const;
 
  private:
-  // Copies a region between a padded grid and a contiguous buffer.
   HaloPlan(const Index3& extent, int radius, int lanes_per_point, const std::array<std::array<int, 2>, 3>& neighbours,
            const std::array<std::array<bool, 2>, 3>& across_boundary = {});
 

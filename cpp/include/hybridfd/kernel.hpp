@@ -1,6 +1,7 @@
 // Kernel: the stencil on a region of a padded grid, written to an unpadded output.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 
@@ -9,6 +10,35 @@
 #include "hybridfd/stencil.hpp"
 
 namespace hybridfd {
+
+// Everything the stencil reads for one box of a HaloPlan, as rows wherever they live: the
+// box's own points (usually the user's unpadded grid) and, per axis and side (0: lower),
+// the r ghost layers beyond it (a received message, the box's other end for a periodic
+// axis in one box, a row of zeros beyond a non-periodic edge, or a padded array's halo).
+// Rows point at lane 0 of z = 0. Indexing, per side:
+//   box:         row (x, y),        0 <= x < nx, 0 <= y < ny
+//   x_ghosts[s]: row (i, y) of ghost plane i (box x = i - r below, nx + i above), 0 <= y < ny
+//   y_ghosts[s]: row (x, j) of ghost row j (box y = j - r below, ny + j above), 0 <= x < nx
+//   z_ghosts[s]: the r points beyond row (x, y)'s lower/upper end, in z order
+// A star stencil reads no edge or corner ghosts, so nothing else is ever read.
+struct BoxInput {
+  Rows box;
+  std::array<Rows, 2> x_ghosts;
+  std::array<Rows, 2> y_ghosts;
+  std::array<Rows, 2> z_ghosts;
+};
+
+// The BoxInput of a grid held padded with r ghost layers per side, as `plan` describes.
+BoxInput padded_input(const HaloPlan& plan, const double* padded);
+
+// Applies `stencil` at the points of `region` (box coordinates) of the box `input`
+// describes, whose extent and lane count `plan` gives, writing them to the same points
+// of the unpadded grid `out`. Each point's terms are summed in the order documented in
+// stencil.hpp, with separate multiplies and adds (the build disables floating-point
+// contraction), so the result does not depend on the compiler, the region split, where
+// the rows live or the approach.
+void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
+                   double* out);
 
 // Applies `stencil` at the points of `region` (in box coordinates, i.e. 0-based in the
 // unpadded box) of the padded grid `padded`, whose box extent and lane count `plan`
@@ -26,10 +56,6 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
 // the data stay untouched. Set it before any apply; nullptr (the default) computes.
 using ComputeStandIn = void (*)(const Stencil& stencil, std::int64_t lanes);
 void set_compute_stand_in(ComputeStandIn stand_in);
-// True while a stand-in is set: the schedules then also skip copying grid interiors into
-// their padded buffers (host memory traffic of the size of the whole problem that a
-// simulator would otherwise spend, per simulated rank, for data nobody reads).
-bool compute_stood_in();
 
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.

@@ -9,7 +9,7 @@ namespace {
 
 class AllDims final : public Schedule {
  public:
-  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
+  explicit AllDims(const ScheduleContext& context) : buffers_(context, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {

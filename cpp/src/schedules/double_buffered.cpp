@@ -8,7 +8,7 @@ namespace {
 
 class DoubleBuffered final : public Schedule {
  public:
-  explicit DoubleBuffered(const ScheduleContext& context) : buffers_(context, 2, 0) {}
+  explicit DoubleBuffered(const ScheduleContext& context) : buffers_(context, 2) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     if (grids == 0) return;

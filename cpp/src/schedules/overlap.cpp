@@ -11,13 +11,14 @@ namespace {
 
 class Overlap final : public Schedule {
  public:
-  explicit Overlap(const ScheduleContext& context) : buffers_(context, 1, context.batches.batch) {
+  explicit Overlap(const ScheduleContext& context) : buffers_(context, 1) {
     const HaloPlan& plan = *context.plan;
     const Index3& n = plan.extent();
     const std::int64_t r = plan.radius();
     // An axis whose ghosts come from another rank is "remote"; the ghosts of the others
-    // (a neighbour that is this rank itself, or none) are filled as soon as the batch
-    // starts, so the interior may span those axes whole: long rows, few shell slabs.
+    // (a neighbour that is this rank itself, or none) are there from the start (the
+    // grid's other end, or zeros), so the interior may span those axes whole: long rows,
+    // few shell slabs.
     bool remote[3];
     for (int axis = 0; axis < 3; ++axis) {
       remote[axis] = false;
@@ -25,7 +26,6 @@ class Overlap final : public Schedule {
         const int neighbour = plan.faces()[2 * axis + side].neighbour;
         remote[axis] = remote[axis] || (neighbour != MPI_PROC_NULL && neighbour != context.rank);
       }
-      (remote[axis] ? remote_axes_ : local_axes_)[(remote[axis] ? remote_count_ : local_count_)++] = axis;
     }
     Region core = buffers_.whole_box()[0];
     for (int axis = 0; axis < 3; ++axis)
@@ -52,15 +52,9 @@ class Overlap final : public Schedule {
   void apply(const double* in, double* out, std::int64_t grids) override {
     const ScheduleContext& context = buffers_.context();
     const std::span<const Region> interior(&interior_, interior_.points() > 0 ? 1 : 0);
-    const detail::BatchBuffers::Step interiors{
-        .fill = true, .hold = true, .axes = {local_axes_.data(), local_count_}, .regions = interior};
-    const detail::BatchBuffers::Step shells{.fill = false,
-                                            .hold = true,
-                                            .axes = {remote_axes_.data(), remote_count_},
-                                            .regions = {shell_.data(), shell_regions_}};
+    const detail::BatchBuffers::Step interiors{.regions = interior, .remote_ghosts = false};
+    const detail::BatchBuffers::Step shells{.regions = {shell_.data(), shell_regions_}, .remote_ghosts = true};
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
-      // Every grid of the batch is held padded until its shell is computed. The local
-      // axes' ghosts were delivered within start(): no wait.
       const int ticket = buffers_.post(0, in, first, count, detail::all_axes);
       buffers_.compute(0, in, out, first, count, interiors, ticket);
       buffers_.wait(ticket);
@@ -70,8 +64,6 @@ class Overlap final : public Schedule {
 
  private:
   detail::BatchBuffers buffers_;
-  std::array<int, 3> local_axes_{}, remote_axes_{};
-  std::size_t local_count_ = 0, remote_count_ = 0;
   Region interior_;
   std::array<Region, 6> shell_;
   std::size_t shell_regions_ = 0;

@@ -8,7 +8,7 @@ namespace {
 
 class SerialDims final : public Schedule {
  public:
-  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1, 0) {}
+  explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
