@@ -95,28 +95,82 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     }
 
 
-def test_race_halves_the_field_each_round() -> None:
+def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None:
+    # Exact costs 1.00, 1.05, 1.10, 1.50, 2.00, ...: after one chunk each no noise is
+    # measured yet, so only those beyond FIRST_MARGIN (15 %) of the leader drop; the
+    # second chunks measure no noise at all, so the 2 % floor drops 1.05 and 1.10.
     ranked = tune.rank(pool(), synthetic)
-    field = entrants(ranked, 8)
+    field = entrants(ranked, 6)
+    base = [1.0, 1.05, 1.10, 1.5, 2.0, 3.0]
     order = {e.candidate: i for i, e in enumerate(field)}
     retired: list[tune.Candidate] = []
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: float(order[c]))
+    winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: base[order[c]])
     timed = [order[c] for c, t in requests if t]
-    # 8 run, the faster 4 again, then 2, then the winner stands alone.
-    assert timed == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1]
-    assert [len(e.samples) for e in field] == [3, 3, 2, 2, 1, 1, 1, 1]
-    assert tune.leader(MPI.COMM_SELF, field) is field[0]
+    assert timed == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert winner is field[0]
+    assert [len(e.samples) for e in field] == [2, 2, 2, 1, 1, 1]
     # Each loser is retired once, in the order the rounds dropped them.
-    assert [order[c] for c in retired] == [4, 5, 6, 7, 2, 3, 1]
+    assert [order[c] for c in retired] == [3, 4, 5, 1, 2]
+
+
+def noisy(base: dict, spread: float):
+    """A cost that alternates base x (1 + spread) and base x (1 - spread) per candidate."""
+    calls: dict = {}
+
+    def cost(c: tune.Candidate) -> float:
+        calls[c] = calls.get(c, 0) + 1
+        return base[c] * (1 + spread * (-1) ** calls[c])
+
+    return cost
+
+
+def test_entrants_within_the_measured_noise_are_tied_after_two_chunks() -> None:
+    # 5 % apart but a noise of 10 % between chunks: neither is clearly beaten, so the
+    # race ends after two chunks each (tied) and takes the lower median, rather than
+    # spending more chunks on a difference the noise hides.
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    a, b, c = (e.candidate for e in field)
+    cost = noisy({a: 1.05, b: 1.0, c: 2.0}, 0.10)
+    winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: cost(x))
+    assert winner.candidate == b
+    assert sum(timed for _, timed in requests) == 2 + 2 + 1
+    assert tune.chunk_noise(field) == pytest.approx(0.10)
+    assert tune.race_margin(tune.chunk_noise(field)) == pytest.approx(0.30)
+
+
+def test_chunk_noise_and_margin_by_hand() -> None:
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    assert tune.chunk_noise(field) is None  # no samples
+    field[0].samples = [1.0]
+    assert tune.chunk_noise(field) is None  # one sample says nothing about noise
+    assert tune.race_margin(None) == tune.FIRST_MARGIN
+    field[0].samples = [1.0, 1.2, 1.1]  # median 1.1: deviations 1/11, 1/11, 0
+    field[1].samples = [2.0, 2.0]  # deviations 0, 0
+    assert tune.chunk_noise(field) == pytest.approx(0.0)
+    field[1].samples = [2.0, 2.4]  # median 2.2: deviations 1/11, 1/11
+    assert tune.chunk_noise(field) == pytest.approx(1 / 11)
+    assert tune.race_margin(1 / 11) == pytest.approx(3 / 11)
+    assert tune.race_margin(0.001) == tune.MIN_MARGIN
+
+
+def test_verdict_on_a_spent_budget_keeps_the_leader_only() -> None:
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    for entrant, value in zip(field, (3.0, 1.0, 1.01), strict=True):
+        entrant.samples = [value]
+    assert tune.verdict(field, (), over_budget=False) == [1, 2]
+    assert tune.verdict(field, (), over_budget=True) == [1]
+    field[0].refused, field[0].samples = True, []
+    assert tune.verdict(field, (), over_budget=False) == [1, 2]
 
 
 def test_the_winner_is_the_survivor_not_an_entrant_dropped_earlier() -> None:
-    # Round one: A 1 (lucky), B 2, C 3, D 4: A and B go on. Round two: A 9, B 6, so B
-    # (median 4) beats A (median 5). C, dropped in round one, has a lower median (3)
+    # Round one: A 1.0 (lucky), B 1.1, C 1.2, D 1.3: A and B are within 15 % and go on.
+    # Round two: A 1.8, B 1.5: medians A 1.4, B 1.3, tied within the noise (about 22 %)
+    # with two chunks each, so B wins. C, dropped in round one, has a lower median (1.2)
     # from its one sample; the race's winner is still B, the one that survived.
     field = entrants(tune.rank(pool(), synthetic), 4)
     a, b, c, d = (e.candidate for e in field)
-    samples = {a: [1.0, 9.0], b: [2.0, 6.0], c: [3.0], d: [4.0]}
+    samples = {a: [1.0, 1.8], b: [1.1, 1.5], c: [1.2], d: [1.3]}
     taken = {k: 0 for k in samples}
 
     def cost(candidate: tune.Candidate) -> float:
@@ -139,17 +193,38 @@ def test_the_winner_is_the_survivor_not_an_entrant_dropped_earlier() -> None:
     survivor = timed_cost(tune.race(MPI.COMM_SELF, field, NEVER))
     assert survivor.candidate == b
     assert tune.leader(MPI.COMM_SELF, field).candidate == c  # what a plain minimum would pick
-    # The tournament builds its transport variants on the survivor.
+    # The tournament builds its transport variants on the survivor; the noise of the
+    # first race keeps the variant (1.6 against 1.3) in for a second chunk, then the two
+    # are tied and the lower median wins.
     taken = {k: 0 for k in samples}
-    samples = {**samples, b: [2.0, 6.0, 4.0]}
+    samples = {**samples, b: [1.1, 1.5, 1.3, 1.3]}
     field = [tune.Entrant(e.candidate, 0.0) for e in field]
     steps = tune.tournament(MPI.COMM_SELF, field, ("p2p", "persistent"), NEVER)
     persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
-    samples[persistent] = [5.0, 5.0]
+    samples[persistent] = [1.6, 1.6]
     taken[persistent] = 0
     winner, raced = timed_cost(steps)
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
     assert winner.candidate == b
+    assert taken[persistent] == 2
+
+
+def test_transports_are_raced_only_when_the_model_says_they_can_matter() -> None:
+    # transport_share is the model's share of the survivor's time a transport can
+    # change; below MIN_MARGIN no transport variant is built.
+    ranked = tune.rank(pool(), synthetic)
+    for share, raced_transports in ((tune.MIN_MARGIN / 2, False), (tune.MIN_MARGIN, True)):
+        field = entrants(ranked, 4)
+        (winner, raced), requests = drive(
+            tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), NEVER, transport_share=lambda c, s=share: s),
+            synthetic,
+        )
+        assert (len(raced) > len(field)) == raced_transports
+        assert {r[0].transport for r in requests} == (
+            {t for t in hf.transport_names() if "flat" in hf.transport_support(t)["models"]}
+            if raced_transports
+            else {"p2p"}
+        )
 
 
 def test_refused_candidates_are_skipped() -> None:
