@@ -126,16 +126,27 @@ def noisy(base: dict, spread: float):
 
 def test_entrants_within_the_measured_noise_are_tied_after_two_chunks() -> None:
     # 5 % apart but a noise of 10 % between chunks: neither is clearly beaten, so the
-    # race ends after two chunks each (tied) and takes the lower median, rather than
+    # race ends after two chunks each (tied) and takes the faster, rather than
     # spending more chunks on a difference the noise hides.
     field = entrants(tune.rank(pool(), synthetic), 3)
     a, b, c = (e.candidate for e in field)
     cost = noisy({a: 1.05, b: 1.0, c: 2.0}, 0.10)
     winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: cost(x))
     assert winner.candidate == b
+    assert winner.seconds() == pytest.approx(0.9)  # its fastest chunk
     assert sum(timed for _, timed in requests) == 2 + 2 + 1
     assert tune.chunk_noise(field) == pytest.approx(0.10)
     assert tune.race_margin(tune.chunk_noise(field)) == pytest.approx(0.30)
+
+
+def test_an_outlier_chunk_does_not_decide() -> None:
+    # B is 5 % faster, but its second timed chunk was slowed 3x (a rank descheduled):
+    # the huge spread ties A and B, and B's fastest chunk counts.
+    field = entrants(tune.rank(pool(), synthetic), 2)
+    a, b = (e.candidate for e in field)
+    samples = {a: iter([0.0, 1.05, 1.05]), b: iter([0.0, 1.0, 3.0])}
+    winner, _ = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: next(samples[x]))
+    assert winner.candidate == b  # a median of (1.0, 3.0) would have picked A
 
 
 def test_chunk_noise_and_margin_by_hand() -> None:
@@ -163,50 +174,38 @@ def test_verdict_on_a_spent_budget_keeps_the_leader_only() -> None:
     assert tune.verdict(field, (), over_budget=False) == [1, 2]
 
 
-def test_the_winner_is_the_survivor_not_an_entrant_dropped_earlier() -> None:
-    # Round one: A 1.0 (lucky), B 1.1, C 1.2, D 1.3: A and B are within 15 % and go on.
-    # Round two: A 1.8, B 1.5: medians A 1.4, B 1.3, tied within the noise (about 22 %)
-    # with two chunks each, so B wins. C, dropped in round one, has a lower median (1.2)
-    # from its one sample; the race's winner is still B, the one that survived.
+def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
+    # Round one: A 1.0, B 0.95, C 1.2, D 1.3: C and D are beyond 15 % of B and drop.
+    # Round two: A 1.8, B 1.5: the spread between chunks (about 22 %) ties A and B,
+    # so B (fastest chunk 0.95) wins the first race. The noise measured there keeps its
+    # persistent variant (1.05 against 0.95) in for a second chunk; then the two are
+    # tied and B, the faster, wins.
     field = entrants(tune.rank(pool(), synthetic), 4)
     a, b, c, d = (e.candidate for e in field)
-    samples = {a: [1.0, 1.8], b: [1.1, 1.5], c: [1.2], d: [1.3]}
+    persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
+    samples = {a: [1.0, 1.8], b: [0.95, 1.5, 1.3, 1.3], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
     taken = {k: 0 for k in samples}
 
-    def cost(candidate: tune.Candidate) -> float:
+    def cost(candidate: tune.Candidate, timed: bool) -> float:
+        if not timed:
+            return 0.0
         if taken[candidate] == len(samples[candidate]):
             raise AssertionError(f"{candidate.label()} measured after it was dropped")
         value = samples[candidate][taken[candidate]]
         taken[candidate] += 1
         return value
 
-    def timed_cost(steps):
-        requests = []
-        try:
-            request = next(steps)
-            while True:
-                requests.append(request)
-                request = steps.send(cost(request[0]) if request[1] else 0.0)
-        except StopIteration as end:
-            return end.value
-
-    survivor = timed_cost(tune.race(MPI.COMM_SELF, field, NEVER))
-    assert survivor.candidate == b
-    assert tune.leader(MPI.COMM_SELF, field).candidate == c  # what a plain minimum would pick
-    # The tournament builds its transport variants on the survivor; the noise of the
-    # first race keeps the variant (1.6 against 1.3) in for a second chunk, then the two
-    # are tied and the lower median wins.
-    taken = {k: 0 for k in samples}
-    samples = {**samples, b: [1.1, 1.5, 1.3, 1.3]}
-    field = [tune.Entrant(e.candidate, 0.0) for e in field]
     steps = tune.tournament(MPI.COMM_SELF, field, ("p2p", "persistent"), NEVER)
-    persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
-    samples[persistent] = [1.6, 1.6]
-    taken[persistent] = 0
-    winner, raced = timed_cost(steps)
+    try:
+        request = next(steps)
+        while True:
+            request = steps.send(cost(*request))
+    except StopIteration as end:
+        winner, raced = end.value
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
     assert winner.candidate == b
-    assert taken[persistent] == 2
+    assert taken == {a: 2, b: 4, c: 1, d: 1, persistent: 2}
+    assert tune.leader(MPI.COMM_SELF, raced) is winner
 
 
 def test_transports_are_raced_only_when_the_model_says_they_can_matter() -> None:

@@ -3,8 +3,9 @@
 1. The performance model (:mod:`hybridfd.perfmodel`, Fig. 5.2 plus compute, packing and
    synchronisation) ranks every candidate setting built from the registries: model and
    schedule (:func:`hybridfd.model_names`, :func:`hybridfd.schedule_names`), threads,
-   batch and slope. Transports are invisible to the model, so they are tried on the
-   winner only.
+   batch and slope. The model cannot tell transports apart, so they are tried on the
+   winner only, and only when its waiting and per-message cost, what a transport can
+   change, is a share of its time worth a race.
 2. Trial chunks measure the best few in races (:func:`race`) that drop an entrant once
    it is clearly beaten, given the noise measured between chunks (:func:`verdict`):
    the model's shortlist on the default transport, then the winner on every transport.
@@ -201,7 +202,10 @@ class Entrant:
     refused: bool = False
 
     def seconds(self) -> float | None:
-        return statistics.median(self.samples) if self.samples else None
+        """The fastest of its timed chunks. A busy machine's noise only ever adds time
+        (a rank descheduled, a cache evicted), so the fastest chunk is the one nearest
+        the setting's own time; a median of two chunks would average an outlier in."""
+        return min(self.samples) if self.samples else None
 
     def trial(self) -> Trial:
         return Trial(self.candidate, self.predicted, None if self.refused else self.seconds(), self.note())
@@ -209,7 +213,7 @@ class Entrant:
     def note(self) -> str:
         if self.refused:
             return "refused"
-        return f"median of {len(self.samples)}" if self.samples else "not measured"
+        return f"fastest of {len(self.samples)}" if self.samples else "not measured"
 
 
 # What a race asks its driver for: apply one trial chunk with this candidate, timed or not
@@ -240,7 +244,7 @@ def chunk_noise(entrants: Sequence[Entrant]) -> float | None:
     deviations = []
     for entrant in entrants:
         if len(entrant.samples) >= 2:
-            middle = entrant.seconds()
+            middle = statistics.median(entrant.samples)
             deviations += [abs(s - middle) / middle for s in entrant.samples if middle > 0]
     return statistics.median(deviations) if deviations else None
 
@@ -252,9 +256,9 @@ def race_margin(noise: float | None) -> float:
 
 def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], over_budget: bool) -> list[int]:
     """Rank 0's decision after a round: the indices into ``alive`` that run on, fastest
-    first; one index ends the race. Dropped: the refused, and every entrant clearly
-    beaten (slower than the leader by more than :func:`race_margin` of the noise
-    measured on ``history`` and ``alive``). The leader alone goes on when the budget is
+    first (by :meth:`Entrant.seconds`); one index ends the race. Dropped: the refused,
+    and every entrant clearly beaten (slower than the leader by more than
+    :func:`race_margin` of the noise measured on ``history`` and ``alive``). The leader alone goes on when the budget is
     spent, or when the rest are tied with it (within the margin, each with
     MIN_SAMPLES chunks)."""
     runnable = sorted((i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds())
@@ -285,8 +289,8 @@ def race(
     the same chunks and ends with the same winner whatever its own clock said. The race
     ends when one entrant is left: the others beaten, or tied with it once each has
     MIN_SAMPLES chunks (so at most MIN_SAMPLES timed rounds), or rank 0's
-    ``over_budget()`` (asked after each round) says the time is spent. Medians of
-    several chunks resist the outliers of a busy machine. ``retire(candidate)`` is
+    ``over_budget()`` (asked after each round) says the time is spent. An entrant's
+    time is its fastest chunk, which resists the outliers of a busy machine. ``retire(candidate)`` is
     called for each entrant dropped, in entrant order on every rank (the driver frees
     its Operator: a one-sided transport frees its window collectively).
 
@@ -321,7 +325,8 @@ def race(
 
 
 def leader(comm: object, entrants: Sequence[Entrant]) -> Entrant | None:
-    """Collective: the fastest measured entrant by rank 0's samples, the same on every rank."""
+    """Collective: the fastest measured entrant by rank 0's samples (:meth:`Entrant.seconds`),
+    the same on every rank."""
     best = None
     if comm.Get_rank() == 0:
         runnable = [i for i, e in enumerate(entrants) if not e.refused and e.samples]
@@ -372,10 +377,11 @@ class Tuning:
 
     The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
     model ranks the candidates for a chunk of ``trial_grids`` grids (or G, if fewer) and
-    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`): first the
-    model's shortlist on the default transport, then the winner on every transport that
-    supports its model and schedule. Every setting gives bit-identical results, so the
-    chunks can be the job's own grids: ``Operator(approach="auto")`` feeds the grids of
+    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
+    first the model's shortlist on the default transport, then, if the model says a
+    transport can matter, the winner on every transport that supports its model and
+    schedule. Every setting gives bit-identical results, so the chunks can be the job's
+    own grids: ``Operator(approach="auto")`` feeds the grids of
     its first applies, and tuning costs only what the slower candidates lose against
     the winner on them (ADCL's run-time selection of a halo-exchange implementation
     within the application's first iterations, Gabriel et al., EuroPVM/MPI 2006). The
