@@ -851,6 +851,9 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table)
         console.print(f"chosen: {decision.candidate.label()} (from the {decision.source}; {decision.cache_status})")
         console.print(f"tuning time: {decision.tuning_seconds:.2f} s")
+        if decision.parts:
+            parts = ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in decision.parts.items())
+            console.print(f"where it went (rank 0, ms): {parts}")
     return 0
 
 
