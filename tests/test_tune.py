@@ -53,6 +53,25 @@ def test_candidates_come_from_the_registries() -> None:
     assert len(set(candidates)) == len(candidates)
 
 
+def test_presets_match_the_operators_the_core_builds() -> None:
+    # presets() reads the core's table without building anything; an Operator of each
+    # approach (threads=2 where threaded, as an MPI thread level may allow) resolves to
+    # the same model and schedule.
+    table = tune.presets()
+    assert set(table) == set(hf.approach_names())
+    dec = hf.Decomposition(hf.Domain(shape=(4, 4, 4)), MPI.COMM_SELF)
+    stencil = hf.Stencil.laplace(1, 1.0)
+    built = 0
+    for name, (model, schedule) in table.items():
+        try:
+            config = hf.Operator(dec, stencil, name, threads=None if model == "flat" else 2).config
+        except ValueError:
+            continue  # a model this MPI's thread level cannot run
+        assert (config["model"], config["schedule"]) == (model, schedule)
+        built += 1
+    assert built >= 2  # at least the flat presets
+
+
 NEVER = lambda: False  # noqa: E731  (a budget that is never spent)
 
 
