@@ -348,9 +348,9 @@ def tournament(
     that supports its model and schedule. Returns (the winner or None if every entrant
     was refused, every entrant in the order raced).
 
-    The transports are raced only if ``transport_share(survivor)`` (the model's share
-    of its time that a transport can change: waiting and per-message cost, a
-    deterministic number, the same on every rank) reaches MIN_MARGIN: a transport
+    The transports are raced only if ``transport_share(survivor)`` on rank 0 (the
+    model's share of its time that a transport can change: waiting and per-message
+    cost) reaches MIN_MARGIN: a transport
     that made communication free would gain less than that, and every variant raced
     costs an Operator, its buffers or windows and its slower chunks."""
     first = yield from race(comm, shortlist, over_budget, retire)
@@ -358,7 +358,8 @@ def tournament(
         return None, list(shortlist)
     variants = []
     c = first.candidate
-    if transport_share(c) >= MIN_MARGIN:
+    # Rank 0's answer, broadcast: every rank races the same variants.
+    if comm.bcast(transport_share(c) >= MIN_MARGIN if comm.Get_rank() == 0 else None, root=0):
         for transport in transports:
             support = transport_support(transport)
             if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
