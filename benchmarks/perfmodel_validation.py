@@ -4,7 +4,7 @@ ranks, sub-grids of 24^3 and 96^3 per rank, float64 and complex128; the model's 
 batch/slope against the measured best; the tuner's choices and their cost on a
 1,000-grid job; and the model applied to the seed's Blue Gene/P numbers.
 
-    .venv/bin/python benchmarks/perfmodel_validation.py [--repeats 5] [--quick]
+    .venv/bin/python benchmarks/perfmodel_validation.py [--repeats 5] [--quick] [--trial-grids N]
 
 Runs itself under the launcher on 2 ranks. One run: calibration first (ping-pong, kernel
 C, pack cost: :mod:`hybridfd.perfmodel.calibrate`), saved as the tuner's calibration
@@ -70,7 +70,7 @@ def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
     return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
 
 
-def worker(quick: bool, repeats: int) -> None:
+def worker(quick: bool, repeats: int, trial_grids: int | None) -> None:
     from mpi4py import MPI
 
     import hybridfd as hf
@@ -123,6 +123,8 @@ def worker(quick: bool, repeats: int) -> None:
             # The job, tuned on its own grids by approach="auto" (no cache), against the
             # same job with the best setting measured above; interleaved, `repeats` each.
             options = {"cache": False, "calibration": calibration_file}
+            if trial_grids is not None:
+                options["trial_grids"] = trial_grids
             job_auto, job_best, decisions = [], [], []
             for _ in range(repeats):
                 auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
@@ -168,6 +170,7 @@ def worker(quick: bool, repeats: int) -> None:
                             "tuning_seconds": c["tuning"]["tuning_seconds"],
                             "grids_applied": c["tuning"]["grids_applied"],
                             "overhead_seconds": c["tuning"]["overhead_seconds"],
+                            "parts": c["tuning"]["parts"],
                         }
                         for c in decisions
                     ],
@@ -262,14 +265,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--trial-grids", type=int, default=None, help="the tuner's trial chunk (default: its own)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.quick, args.repeats)
+        worker(args.quick, args.repeats, args.trial_grids)
         return 0
     from hybridfd import launch
 
     argv = [sys.executable, __file__, "--worker", "--repeats", str(args.repeats), *(["--quick"] if args.quick else [])]
+    if args.trial_grids is not None:
+        argv += ["--trial-grids", str(args.trial_grids)]
     result = launch.run(2, argv, timeout=3000)
     summary = launch.worker_result(result)
     summary["bluegene_p"] = bluegene_p()
@@ -315,7 +321,14 @@ def main() -> int:
             )
         print(
             f"\njob time: auto {case['job_auto']:.3f} s, best setting {case['job_best']:.3f} s: tuning costs "
-            f"{case['job_overhead'] * 100:+.1f} % of the job (medians of {len(case['decisions'])})\n"
+            f"{case['job_overhead'] * 100:+.1f} % of the job (medians of {len(case['decisions'])})"
+        )
+        names = dict.fromkeys(name for d in case["decisions"] for name in d["parts"])
+        parts = {name: float(np.median([d["parts"].get(name, 0.0) for d in case["decisions"]])) for name in names}
+        print(
+            "where tuning time went (rank 0, medians, ms): "
+            + ", ".join(f"{name} {seconds * 1e3:.2f}" for name, seconds in parts.items())
+            + "\n"
         )
         overview.append(
             (

@@ -53,6 +53,25 @@ def test_candidates_come_from_the_registries() -> None:
     assert len(set(candidates)) == len(candidates)
 
 
+def test_presets_match_the_operators_the_core_builds() -> None:
+    # presets() reads the core's table without building anything; an Operator of each
+    # approach (threads=2 where threaded, as an MPI thread level may allow) resolves to
+    # the same model and schedule.
+    table = tune.presets()
+    assert set(table) == set(hf.approach_names())
+    dec = hf.Decomposition(hf.Domain(shape=(4, 4, 4)), MPI.COMM_SELF)
+    stencil = hf.Stencil.laplace(1, 1.0)
+    built = 0
+    for name, (model, schedule) in table.items():
+        try:
+            config = hf.Operator(dec, stencil, name, threads=None if model == "flat" else 2).config
+        except ValueError:
+            continue  # a model this MPI's thread level cannot run
+        assert (config["model"], config["schedule"]) == (model, schedule)
+        built += 1
+    assert built >= 2  # at least the flat presets
+
+
 NEVER = lambda: False  # noqa: E731  (a budget that is never spent)
 
 
@@ -95,61 +114,135 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     }
 
 
-def test_race_halves_the_field_each_round() -> None:
+def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None:
+    # Exact costs 1.00, 1.05, 1.10, 1.50, 2.00, ...: after one chunk each no noise is
+    # measured yet, so only those beyond FIRST_MARGIN (15 %) of the leader drop; the
+    # second chunks measure no noise at all, so the 2 % floor drops 1.05 and 1.10.
     ranked = tune.rank(pool(), synthetic)
-    field = entrants(ranked, 8)
+    field = entrants(ranked, 6)
+    base = [1.0, 1.05, 1.10, 1.5, 2.0, 3.0]
     order = {e.candidate: i for i, e in enumerate(field)}
     retired: list[tune.Candidate] = []
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: float(order[c]))
+    winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: base[order[c]])
     timed = [order[c] for c, t in requests if t]
-    # 8 run, the faster 4 again, then 2, then the winner stands alone.
-    assert timed == [0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 0, 1]
-    assert [len(e.samples) for e in field] == [3, 3, 2, 2, 1, 1, 1, 1]
-    assert tune.leader(MPI.COMM_SELF, field) is field[0]
+    assert timed == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert winner is field[0]
+    assert [len(e.samples) for e in field] == [2, 2, 2, 1, 1, 1]
     # Each loser is retired once, in the order the rounds dropped them.
-    assert [order[c] for c in retired] == [4, 5, 6, 7, 2, 3, 1]
+    assert [order[c] for c in retired] == [3, 4, 5, 1, 2]
 
 
-def test_the_winner_is_the_survivor_not_an_entrant_dropped_earlier() -> None:
-    # Round one: A 1 (lucky), B 2, C 3, D 4: A and B go on. Round two: A 9, B 6, so B
-    # (median 4) beats A (median 5). C, dropped in round one, has a lower median (3)
-    # from its one sample; the race's winner is still B, the one that survived.
+def noisy(base: dict, spread: float):
+    """A cost that alternates base x (1 + spread) and base x (1 - spread) per candidate."""
+    calls: dict = {}
+
+    def cost(c: tune.Candidate) -> float:
+        calls[c] = calls.get(c, 0) + 1
+        return base[c] * (1 + spread * (-1) ** calls[c])
+
+    return cost
+
+
+def test_entrants_within_the_measured_noise_are_tied_after_two_chunks() -> None:
+    # 5 % apart but a noise of 10 % between chunks: neither is clearly beaten, so the
+    # race ends after two chunks each (tied) and takes the faster, rather than
+    # spending more chunks on a difference the noise hides.
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    a, b, c = (e.candidate for e in field)
+    cost = noisy({a: 1.05, b: 1.0, c: 2.0}, 0.10)
+    winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: cost(x))
+    assert winner.candidate == b
+    assert winner.seconds() == pytest.approx(0.9)  # its fastest chunk
+    assert sum(timed for _, timed in requests) == 2 + 2 + 1
+    assert tune.chunk_noise(field) == pytest.approx(0.10)
+    assert tune.race_margin(tune.chunk_noise(field)) == pytest.approx(0.30)
+
+
+def test_an_outlier_chunk_does_not_decide() -> None:
+    # B is 5 % faster, but its second timed chunk was slowed 3x (a rank descheduled):
+    # the huge spread ties A and B, and B's fastest chunk counts.
+    field = entrants(tune.rank(pool(), synthetic), 2)
+    a, b = (e.candidate for e in field)
+    samples = {a: iter([0.0, 1.05, 1.05]), b: iter([0.0, 1.0, 3.0])}
+    winner, _ = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: next(samples[x]))
+    assert winner.candidate == b  # a median of (1.0, 3.0) would have picked A
+
+
+def test_chunk_noise_and_margin_by_hand() -> None:
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    assert tune.chunk_noise(field) is None  # no samples
+    field[0].samples = [1.0]
+    assert tune.chunk_noise(field) is None  # one sample says nothing about noise
+    assert tune.race_margin(None) == tune.FIRST_MARGIN
+    field[0].samples = [1.0, 1.2, 1.1]  # median 1.1: deviations 1/11, 1/11, 0
+    field[1].samples = [2.0, 2.0]  # deviations 0, 0
+    assert tune.chunk_noise(field) == pytest.approx(0.0)
+    field[1].samples = [2.0, 2.4]  # median 2.2: deviations 1/11, 1/11
+    assert tune.chunk_noise(field) == pytest.approx(1 / 11)
+    assert tune.race_margin(1 / 11) == pytest.approx(3 / 11)
+    assert tune.race_margin(0.001) == tune.MIN_MARGIN
+
+
+def test_verdict_on_a_spent_budget_keeps_the_leader_only() -> None:
+    field = entrants(tune.rank(pool(), synthetic), 3)
+    for entrant, value in zip(field, (3.0, 1.0, 1.01), strict=True):
+        entrant.samples = [value]
+    assert tune.verdict(field, (), over_budget=False) == [1, 2]
+    assert tune.verdict(field, (), over_budget=True) == [1]
+    field[0].refused, field[0].samples = True, []
+    assert tune.verdict(field, (), over_budget=False) == [1, 2]
+
+
+def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
+    # Round one: A 1.0, B 0.95, C 1.2, D 1.3: C and D are beyond 15 % of B and drop.
+    # Round two: A 1.8, B 1.5: the spread between chunks (about 22 %) ties A and B,
+    # so B (fastest chunk 0.95) wins the first race. The noise measured there keeps its
+    # persistent variant (1.05 against 0.95) in for a second chunk; then the two are
+    # tied and B, the faster, wins.
     field = entrants(tune.rank(pool(), synthetic), 4)
     a, b, c, d = (e.candidate for e in field)
-    samples = {a: [1.0, 9.0], b: [2.0, 6.0], c: [3.0], d: [4.0]}
+    persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
+    samples = {a: [1.0, 1.8], b: [0.95, 1.5, 1.3, 1.3], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
     taken = {k: 0 for k in samples}
 
-    def cost(candidate: tune.Candidate) -> float:
+    def cost(candidate: tune.Candidate, timed: bool) -> float:
+        if not timed:
+            return 0.0
         if taken[candidate] == len(samples[candidate]):
             raise AssertionError(f"{candidate.label()} measured after it was dropped")
         value = samples[candidate][taken[candidate]]
         taken[candidate] += 1
         return value
 
-    def timed_cost(steps):
-        requests = []
-        try:
-            request = next(steps)
-            while True:
-                requests.append(request)
-                request = steps.send(cost(request[0]) if request[1] else 0.0)
-        except StopIteration as end:
-            return end.value
-
-    survivor = timed_cost(tune.race(MPI.COMM_SELF, field, NEVER))
-    assert survivor.candidate == b
-    assert tune.leader(MPI.COMM_SELF, field).candidate == c  # what a plain minimum would pick
-    # The tournament builds its transport variants on the survivor.
-    taken = {k: 0 for k in samples}
-    samples = {**samples, b: [2.0, 6.0, 4.0]}
-    field = [tune.Entrant(e.candidate, 0.0) for e in field]
     steps = tune.tournament(MPI.COMM_SELF, field, ("p2p", "persistent"), NEVER)
-    persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
-    samples[persistent] = [5.0, 5.0]
-    taken[persistent] = 0
-    winner, raced = timed_cost(steps)
+    try:
+        request = next(steps)
+        while True:
+            request = steps.send(cost(*request))
+    except StopIteration as end:
+        winner, raced = end.value
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
     assert winner.candidate == b
+    assert taken == {a: 2, b: 4, c: 1, d: 1, persistent: 2}
+    assert tune.leader(MPI.COMM_SELF, raced) is winner
+
+
+def test_transports_are_raced_only_when_the_model_says_they_can_matter() -> None:
+    # transport_share is the model's share of the survivor's time a transport can
+    # change; below MIN_MARGIN no transport variant is built.
+    ranked = tune.rank(pool(), synthetic)
+    for share, raced_transports in ((tune.MIN_MARGIN / 2, False), (tune.MIN_MARGIN, True)):
+        field = entrants(ranked, 4)
+        (winner, raced), requests = drive(
+            tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), NEVER, transport_share=lambda c, s=share: s),
+            synthetic,
+        )
+        assert (len(raced) > len(field)) == raced_transports
+        assert {r[0].transport for r in requests} == (
+            {t for t in hf.transport_names() if "flat" in hf.transport_support(t)["models"]}
+            if raced_transports
+            else {"p2p"}
+        )
 
 
 def test_refused_candidates_are_skipped() -> None:

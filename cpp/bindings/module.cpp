@@ -153,6 +153,16 @@ NB_MODULE(_core, m) {
   m.def("build_flags", &hybridfd::build_flags);
   m.def("approach_names", &hybridfd::approach_names);
   m.def(
+      "approach_preset",
+      [](const std::string& name) {
+        // Local and cheap (no MPI, nothing built): the tuner labels its candidates with it.
+        hybridfd::Options options;
+        options.approach = name;
+        const hybridfd::Config config = hybridfd::resolve(options);
+        return std::make_tuple(config.model, config.schedule);
+      },
+      "approach"_a, "(model, schedule) of an approach's preset");
+  m.def(
       "stream_copy",
       [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
          const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target) {

@@ -3,9 +3,11 @@
 1. The performance model (:mod:`hybridfd.perfmodel`, Fig. 5.2 plus compute, packing and
    synchronisation) ranks every candidate setting built from the registries: model and
    schedule (:func:`hybridfd.model_names`, :func:`hybridfd.schedule_names`), threads,
-   batch and slope. Transports are invisible to the model, so they are tried on the
-   winner only.
-2. Trial chunks measure the best few in races of successive halving (:func:`race`):
+   batch and slope. The model cannot tell transports apart, so they are tried on the
+   winner only, and only when its waiting and per-message cost, what a transport can
+   change, is a share of its time worth a race.
+2. Trial chunks measure the best few in races (:func:`race`) that drop an entrant once
+   it is clearly beaten, given the noise measured between chunks (:func:`verdict`):
    the model's shortlist on the default transport, then the winner on every transport.
    Rank 0 alone decides (who goes on, when the time budget is spent, which candidate
    wins) and broadcasts each decision, so every rank takes the same path and the same
@@ -36,7 +38,7 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Generator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -106,6 +108,8 @@ class Decision:
     # per grid (scratch grids, as in the offline tune(), are all overhead).
     grids_applied: int = 0
     overhead_seconds: float | None = None
+    # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
+    parts: dict[str, float] = field(default_factory=dict)
 
     def summary(self) -> dict:
         return {
@@ -114,6 +118,7 @@ class Decision:
             "tuning_seconds": self.tuning_seconds,
             "grids_applied": self.grids_applied,
             "overhead_seconds": self.overhead_seconds,
+            "parts": dict(self.parts),
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
             "trials": [
@@ -124,28 +129,12 @@ class Decision:
 
 
 def presets() -> dict[str, tuple[str, str]]:
-    """approach name -> (model, schedule) of its preset, read from the core itself."""
-    from mpi4py import MPI
-
+    """approach name -> (model, schedule) of its preset, read from the core's preset table
+    (local and cheap: nothing is built, so the tuner's fixed cost does not grow with the
+    number of presets)."""
     from hybridfd import _core
-    from hybridfd.decomposition import Decomposition
-    from hybridfd.domain import Domain
-    from hybridfd.operator import Operator
-    from hybridfd.stencil import Stencil
 
-    dec = Decomposition(Domain(shape=(2, 2, 2), periodic=(False, False, False)), MPI.COMM_SELF)
-    stencil = Stencil.laplace(1, 1.0)
-    result = {}
-    for name in _core.approach_names():
-        # threads=2 for the threaded presets so every one resolves (funneled-overlap
-        # needs a second thread to compute); only the names are kept.
-        threads = None if name.startswith("flat") else 2
-        try:
-            config = Operator(dec, stencil, name, threads=threads).config
-        except ValueError:
-            continue  # e.g. a model this MPI's thread level cannot run
-        result[name] = (config["model"], config["schedule"])
-    return result
+    return {name: tuple(_core.approach_preset(name)) for name in _core.approach_names()}
 
 
 def candidates(
@@ -213,7 +202,10 @@ class Entrant:
     refused: bool = False
 
     def seconds(self) -> float | None:
-        return statistics.median(self.samples) if self.samples else None
+        """The fastest of its timed chunks. A busy machine's noise only ever adds time
+        (a rank descheduled, a cache evicted), so the fastest chunk is the one nearest
+        the setting's own time; a median of two chunks would average an outlier in."""
+        return min(self.samples) if self.samples else None
 
     def trial(self) -> Trial:
         return Trial(self.candidate, self.predicted, None if self.refused else self.seconds(), self.note())
@@ -221,7 +213,7 @@ class Entrant:
     def note(self) -> str:
         if self.refused:
             return "refused"
-        return f"median of {len(self.samples)}" if self.samples else "not measured"
+        return f"fastest of {len(self.samples)}" if self.samples else "not measured"
 
 
 # What a race asks its driver for: apply one trial chunk with this candidate, timed or not
@@ -229,25 +221,78 @@ class Entrant:
 Request = tuple[Candidate, bool]
 
 
+# When a race drops an entrant: its median chunk time exceeds the leader's by more than
+# the margin the noise between chunks allows. The noise is measured, not assumed, as soon
+# as any setting has two timed chunks (:func:`chunk_noise`); before that, one sample each,
+# only an entrant FIRST_MARGIN slower is dropped (the model's error on this machine plus
+# a busy machine's chunk-to-chunk spread), so one noisy early chunk no longer decides.
+FIRST_MARGIN = 0.15
+# Differences below MIN_MARGIN are not worth another chunk (the target is 5 %).
+MIN_MARGIN = 0.02
+# The margin in units of the noise: the medians of two chunks each differ by about the
+# noise; three times that is a difference the noise rarely makes.
+NOISE_FACTOR = 3.0
+# Entrants left within the margin of the leader once each has MIN_SAMPLES timed chunks
+# are tied: more chunks would spend time on a difference the noise hides.
+MIN_SAMPLES = 2
+
+
+def chunk_noise(entrants: Sequence[Entrant]) -> float | None:
+    """The relative spread between timed chunks of the same setting: the median, over
+    every sample of every entrant with at least two, of |sample - median| / median
+    (None while no entrant has two)."""
+    deviations = []
+    for entrant in entrants:
+        if len(entrant.samples) >= 2:
+            middle = statistics.median(entrant.samples)
+            deviations += [abs(s - middle) / middle for s in entrant.samples if middle > 0]
+    return statistics.median(deviations) if deviations else None
+
+
+def race_margin(noise: float | None) -> float:
+    """How much slower than the leader an entrant may be and still run on (relative)."""
+    return FIRST_MARGIN if noise is None else max(MIN_MARGIN, NOISE_FACTOR * noise)
+
+
+def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], over_budget: bool) -> list[int]:
+    """Rank 0's decision after a round: the indices into ``alive`` that run on, fastest
+    first (by :meth:`Entrant.seconds`); one index ends the race. Dropped: the refused,
+    and every entrant clearly beaten (slower than the leader by more than
+    :func:`race_margin` of the noise measured on ``history`` and ``alive``). The leader alone goes on when the budget is
+    spent, or when the rest are tied with it (within the margin, each with
+    MIN_SAMPLES chunks)."""
+    runnable = sorted((i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds())
+    if not runnable or over_budget:
+        return runnable[:1]
+    margin = race_margin(chunk_noise([*history, *alive]))
+    lead = alive[runnable[0]].seconds()
+    keep = [i for i in runnable if alive[i].seconds() <= lead * (1 + margin)]
+    if all(len(alive[i].samples) >= MIN_SAMPLES for i in keep):
+        return keep[:1]
+    return keep
+
+
 def race(
     comm: object,
     entrants: Sequence[Entrant],
     over_budget: Callable[[], bool],
     retire: Callable[[Candidate], None] = lambda candidate: None,
+    history: Sequence[Entrant] = (),
 ) -> Generator[Request, float | None, Entrant | None]:
-    """Collective successive halving over ``entrants`` (a coroutine); returns the one
-    survivor, the same on every rank (None if every entrant was refused).
+    """Collective race over ``entrants`` (a coroutine); returns the one survivor, the
+    same on every rank (None if every entrant was refused).
 
     Every round applies one timed trial chunk per surviving entrant (after one untimed
-    warm-up chunk the first time); then rank 0 keeps the faster half (rounded up) by the
-    median of each one's samples so far, and broadcasts who goes on, so every rank runs
-    the same chunks and ends with the same winner whatever its own clock said. Halving
-    spends most chunks on the close contenders, where noise matters, and medians of
-    several chunks resist the outliers of a busy machine. Once rank 0's
-    ``over_budget()`` says so (asked after each round) the fastest so far wins.
-    ``retire(candidate)`` is called for each entrant dropped, in entrant order on every
-    rank (the driver frees its Operator: a one-sided transport frees its window
-    collectively).
+    warm-up chunk the first time); then rank 0 decides who goes on (:func:`verdict`:
+    those not clearly beaten by the leader, given the noise measured between chunks,
+    here and on the earlier entrants ``history``) and broadcasts it, so every rank runs
+    the same chunks and ends with the same winner whatever its own clock said. The race
+    ends when one entrant is left: the others beaten, or tied with it once each has
+    MIN_SAMPLES chunks (so at most MIN_SAMPLES timed rounds), or rank 0's
+    ``over_budget()`` (asked after each round) says the time is spent. An entrant's
+    time is its fastest chunk, which resists the outliers of a busy machine. ``retire(candidate)`` is
+    called for each entrant dropped, in entrant order on every rank (the driver frees
+    its Operator: a one-sided transport frees its window collectively).
 
     The driver sends back this rank's seconds for each request, or None if the
     Operator refused the candidate (which happens on every rank alike). Samples end up
@@ -268,13 +313,7 @@ def race(
             worst = comm.reduce(math.inf if seconds is None else seconds, op=MPI.MAX, root=0)
             if root:
                 entrant.samples.append(worst)
-        keep = None
-        if root:
-            runnable = sorted(
-                (i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds()
-            )
-            wanted = 1 if over_budget() else max(1, math.ceil(len(runnable) / 2))
-            keep = runnable[:wanted]
+        keep = verdict(alive, history, over_budget()) if root else None
         keep = comm.bcast(keep, root=0)
         for i, entrant in enumerate(alive):
             if i not in keep:
@@ -286,7 +325,8 @@ def race(
 
 
 def leader(comm: object, entrants: Sequence[Entrant]) -> Entrant | None:
-    """Collective: the fastest measured entrant by rank 0's samples, the same on every rank."""
+    """Collective: the fastest measured entrant by rank 0's samples (:meth:`Entrant.seconds`),
+    the same on every rank."""
     best = None
     if comm.Get_rank() == 0:
         runnable = [i for i, e in enumerate(entrants) if not e.refused and e.samples]
@@ -301,23 +341,35 @@ def tournament(
     transports: Sequence[str],
     over_budget: Callable[[], bool],
     retire: Callable[[Candidate], None] = lambda candidate: None,
+    transport_share: Callable[[Candidate], float] = lambda candidate: 1.0,
 ) -> Generator[Request, float | None, tuple[Entrant | None, list[Entrant]]]:
     """Collective (a coroutine, like :func:`race`): race the ``shortlist``, then its
     survivor (samples kept) against itself on each other transport of ``transports``
     that supports its model and schedule. Returns (the winner or None if every entrant
-    was refused, every entrant in the order raced)."""
+    was refused, every entrant in the order raced).
+
+    The transports are raced only if ``transport_share(survivor)`` on rank 0 (the
+    model's share of its time that a transport can change: waiting and per-message
+    cost) reaches MIN_MARGIN: a transport
+    that made communication free would gain less than that, and every variant raced
+    costs an Operator, its buffers or windows and its slower chunks."""
     first = yield from race(comm, shortlist, over_budget, retire)
     if first is None:
         return None, list(shortlist)
     variants = []
-    for transport in transports:
-        support = transport_support(transport)
-        c = first.candidate
-        if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
-            variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
+    c = first.candidate
+    # Rank 0's answer, broadcast: every rank races the same variants.
+    if comm.bcast(transport_share(c) >= MIN_MARGIN if comm.Get_rank() == 0 else None, root=0):
+        for transport in transports:
+            support = transport_support(transport)
+            if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
+                variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
     winner = first
     if variants:
-        winner = yield from race(comm, [first, *variants], over_budget, retire)
+        # The first race's chunks measured the noise already: clearly beaten variants
+        # drop after their first timed chunk.
+        history = [e for e in shortlist if e is not first]
+        winner = yield from race(comm, [first, *variants], over_budget, retire, history)
     return winner, [*shortlist, *variants]
 
 
@@ -326,10 +378,11 @@ class Tuning:
 
     The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
     model ranks the candidates for a chunk of ``trial_grids`` grids (or G, if fewer) and
-    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`): first the
-    model's shortlist on the default transport, then the winner on every transport that
-    supports its model and schedule. Every setting gives bit-identical results, so the
-    chunks can be the job's own grids: ``Operator(approach="auto")`` feeds the grids of
+    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
+    first the model's shortlist on the default transport, then, if the model says a
+    transport can matter, the winner on every transport that supports its model and
+    schedule. Every setting gives bit-identical results, so the chunks can be the job's
+    own grids: ``Operator(approach="auto")`` feeds the grids of
     its first applies, and tuning costs only what the slower candidates lose against
     the winner on them (ADCL's run-time selection of a halo-exchange implementation
     within the application's first iterations, Gabriel et al., EuroPVM/MPI 2006). The
@@ -396,36 +449,58 @@ class Tuning:
             )
             return
 
+        # Rank 0's seconds per part of the tuning (what tuning_seconds is made of):
+        # setup, calibration, presets, ranking; then, while fed, operators (building and
+        # freeing the candidates'), warm-up chunks, timed chunks, and decisions (the
+        # races' reductions and broadcasts).
+        self.parts: dict[str, float] = {"setup": time.perf_counter() - began}
+        mark = time.perf_counter()
         # The model ranks for the trial chunk, so predicted and measured compare like
         # with like.
         self.chunk = min(int(grids), trial_grids)
         problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, self.chunk))
         costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
         self._status = f"{status}; {note}".strip("; ")
+        mark = self._charge("calibration", mark)
+        approaches = presets()
+        mark = self._charge("presets", mark)
         pool = candidates(
             self.chunk,
             threads,
             models=registries["model"],
             schedules=registries["schedule"],
             transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
-            approaches=presets(),
+            approaches=approaches,
         )
-        ranked = rank(
-            pool,
-            lambda c: predict(
+
+        def cost(c: Candidate, costs: Costs = costs) -> float:
+            return predict(
                 costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads
-            ),
-        )
+            )
+
+        ranked = rank(pool, cost)
+        # The same setting with communication free (no latency, per-message cost or
+        # transfer time): what is left no transport can change.
+        free = replace(costs, latency=0.0, per_message=0.0, bandwidth=math.inf)
+        self._transport_share = lambda c: 1.0 - cost(c, free) / max(cost(c), 1e-300)
         self._shortlist = [Entrant(c, p) for c, p in shortlist(ranked, trials)[:trials]]
+        self._charge("ranking", mark)
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
         self._refusal = ""  # why the first refused candidate was refused
         self._failure: ValueError | None = None
+        self._retiring = 0.0  # seconds of the current decision spent freeing Operators
         self._seconds = time.perf_counter() - began  # rank 0's reading is the one reported
         self._budget = budget
         self._feed_began = time.perf_counter()
         self._steps = self._run()
         self._request: Request | None = next(self._steps)
+
+    def _charge(self, part: str, since: float) -> float:
+        """Add the time since ``since`` to ``part``; return now."""
+        now = time.perf_counter()
+        self.parts[part] = self.parts.get(part, 0.0) + now - since
+        return now
 
     def _over_budget(self) -> bool:
         """Rank 0's question: has the time spent in the tuner (not the caller's time
@@ -433,11 +508,13 @@ class Tuning:
         return self._seconds + (time.perf_counter() - self._feed_began) > self._budget
 
     def _retire(self, candidate: Candidate) -> None:
+        mark = time.perf_counter()
         self._operators.pop(candidate, None)
+        self._retiring += self._charge("operators", mark) - mark
 
     def _run(self) -> Generator[Request, float | None, None]:
         winner, entrants = yield from tournament(
-            self.comm, self._shortlist, self._transports, self._over_budget, self._retire
+            self.comm, self._shortlist, self._transports, self._over_budget, self._retire, self._transport_share
         )
         trials = [e.trial() for e in entrants]
         trials = self.comm.bcast(trials if self.comm.Get_rank() == 0 else None, root=0)
@@ -473,7 +550,9 @@ class Tuning:
         try:
             while self.decision is None and done < grids:
                 candidate, timed = self._request
+                mark = time.perf_counter()
                 op = self._operator(candidate)
+                mark = self._charge("operators", mark)
                 seconds = None
                 if op is not None:
                     count = min(self.chunk, grids - done)
@@ -484,6 +563,8 @@ class Tuning:
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
                     done += count
+                    mark = self._charge("timed chunks" if timed else "warm-up chunks", mark)
+                self._retiring = 0.0
                 try:
                     self._request = self._steps.send(seconds)
                 except StopIteration:
@@ -494,6 +575,8 @@ class Tuning:
                 except ValueError as failure:
                     self._failure = failure
                     raise
+                finally:
+                    self._charge("decisions", mark + self._retiring)
         finally:
             self.grids_applied += done
             self._seconds += time.perf_counter() - self._feed_began
@@ -505,7 +588,7 @@ class Tuning:
         """Report the time spent tuning (rank 0's: construction and every fed chunk) and
         cache the decision."""
         decision = self.decision
-        decision.tuning_seconds = self.comm.bcast(self._seconds, root=0)
+        decision.tuning_seconds, decision.parts = self.comm.bcast((self._seconds, self.parts), root=0)
         decision.grids_applied = self.grids_applied
         if decision.measured is not None:
             decision.overhead_seconds = decision.tuning_seconds - self.grids_applied * decision.measured / self.chunk
@@ -769,6 +852,9 @@ def main(argv: list[str] | None = None) -> int:
             console.print(table)
         console.print(f"chosen: {decision.candidate.label()} (from the {decision.source}; {decision.cache_status})")
         console.print(f"tuning time: {decision.tuning_seconds:.2f} s")
+        if decision.parts:
+            parts = ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in decision.parts.items())
+            console.print(f"where it went (rank 0, ms): {parts}")
     return 0
 
 

@@ -101,6 +101,29 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
         assert seconds == min(e.seconds() for e in raced if e.samples)
 
 
+def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
+    # Rank 0's transport_share decides for every rank (here only rank 0's says the
+    # transports can matter), so every rank builds the same variants in the same order.
+    candidates = tune.candidates(
+        16, 1, models=["flat"], schedules=["double-buffered"], transport="p2p", approaches=tune.presets()
+    )
+    shortlist = [tune.Entrant(c, p) for c, p in tune.rank(candidates, lambda c: float(c.batch))[:2]]
+    share = 1.0 if comm.rank == 0 else 0.0
+    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), lambda: False, transport_share=lambda c: share)
+    requests = []
+    try:
+        request = next(steps)
+        while True:
+            requests.append(request)
+            request = steps.send(float(request[0].batch) + (request[0].transport == "persistent"))
+    except StopIteration as end:
+        winner, raced = end.value
+    everyone = comm.allgather(([e.candidate for e in raced], requests, winner.candidate))
+    assert all(mine == everyone[0] for mine in everyone)
+    assert {e.candidate.transport for e in raced} == {"p2p", "persistent"}
+    assert winner.candidate.transport == "p2p"
+
+
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
     # Chunks of 2 grids and applies of 5: the tuning runs over several applies (with an

@@ -1,0 +1,141 @@
+"""The tuner of this checkout against the tuner of an earlier commit, interleaved in the
+same processes, on the 1,000-grid job of benchmarks/perfmodel_validation.py.
+
+    .venv/bin/python benchmarks/tune_ab.py --baseline 8cabbd0 [--repeats 5] [--edges 24 96] [--dtypes float64]
+
+Runs itself under the launcher on 2 ranks. The baseline's ``hybridfd/tune.py`` is read
+with ``git show <baseline>:src/hybridfd/tune.py`` and swapped in for ``hybridfd.tune``
+(which ``Operator(approach="auto")`` imports at its first apply) on alternate jobs, so
+both tuners meet the same load; the C++ core is this checkout's. Per case and tuner, the
+medians over ``repeats`` jobs of: the job's time with ``approach="auto"`` (no cache, the
+tuner's own default options, a calibration file made first), the tuning time the tuner
+reports, the grids its trials computed, and its overhead (tuning time less those grids
+at the winner's measured speed). Every output is checked bit-identical to flat-original.
+On a busy machine the job times swing; the tuner's own counts (grids, entrants) do not.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+GRIDS = 64
+JOB_GRIDS = 1000
+
+
+def baseline_module(commit: str, folder: Path) -> object:
+    source = subprocess.run(
+        ["git", "-C", str(ROOT), "show", f"{commit}:src/hybridfd/tune.py"], check=True, capture_output=True, text=True
+    ).stdout
+    path = folder / "tune_baseline.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("hybridfd.tune", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> None:
+    from mpi4py import MPI
+
+    import hybridfd as hf
+    from hybridfd import tune as current
+    from hybridfd.perfmodel import calibrate
+
+    comm = MPI.COMM_WORLD
+    folder = Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-ab-") if comm.rank == 0 else None))
+    tuners = {"this checkout": current, commit: baseline_module(commit, Path(tempfile.mkdtemp()))}
+    calibration = folder / "calibration.json"
+    entry = calibrate.calibrate(comm, subgrids=tuple(edges), dtypes=tuple(dtypes), repeats=3)
+    if comm.rank == 0:
+        calibrate.save(entry, calibration)
+    comm.Barrier()
+    stencil = hf.Stencil.laplace(2, 0.2)
+    cases = []
+    for dtype in dtypes:
+        for n in edges:
+            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
+            a = np.random.default_rng(comm.rank).standard_normal(dec.local_shape(GRIDS)).astype(dtype)
+            out = np.empty_like(a)
+            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            rows: dict[str, list[tuple]] = {name: [] for name in tuners}
+            for _ in range(repeats):
+                for name, module in tuners.items():
+                    sys.modules["hybridfd.tune"] = module
+                    hf.tune = module
+                    options = {"cache": False, "calibration": calibration}
+                    auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+                    comm.Barrier()
+                    begin = time.perf_counter()
+                    for first in range(0, JOB_GRIDS, GRIDS):
+                        count = min(GRIDS, JOB_GRIDS - first)
+                        auto.apply(a[:count], out=out[:count])
+                    job = comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+                    assert np.array_equal(out, reference)
+                    tuning = auto.config["tuning"]
+                    rows[name].append(
+                        (
+                            job,
+                            tuning["tuning_seconds"],
+                            tuning["grids_applied"],
+                            tuning["overhead_seconds"],
+                            len(tuning["trials"]),
+                        )
+                    )
+                    del auto
+            sys.modules["hybridfd.tune"] = current
+            hf.tune = current
+            cases.append(
+                {
+                    "case": f"{n}^3 {dtype}",
+                    "tuners": {name: [float(x) for x in np.median(np.array(r), axis=0)] for name, r in rows.items()},
+                }
+            )
+    comm.Barrier()
+    if comm.rank == 0:
+        calibration.unlink(missing_ok=True)
+        folder.rmdir()
+        from hybridfd import launch
+
+        launch.report_result({"cases": cases})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--baseline", required=True, help="commit whose src/hybridfd/tune.py is the baseline")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--edges", type=int, nargs="+", default=[24, 96])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "complex128"])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.baseline, args.edges, args.dtypes, args.repeats)
+        return 0
+    from hybridfd import launch
+
+    argv = [sys.executable, __file__, "--worker", "--baseline", args.baseline, "--repeats", str(args.repeats)]
+    argv += ["--edges", *map(str, args.edges), "--dtypes", *args.dtypes]
+    summary = launch.worker_result(launch.run(2, argv, timeout=3000))
+    print(f"command: {' '.join(['python', *sys.argv])}\n")
+    print("| case | tuner | job ms | tuning ms | grids computed by trials | overhead ms | entrants |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for case in summary["cases"]:
+        for name, (job, tuning, grids, overhead, entrants) in case["tuners"].items():
+            print(
+                f"| {case['case']} | {name} | {job * 1e3:.1f} | {tuning * 1e3:.1f} | {grids:.0f} | "
+                f"{overhead * 1e3:.1f} | {entrants:.0f} |"
+            )
+    print(f"\nmedians of {args.repeats} jobs per tuner, interleaved")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""Where the tuner's time goes on a 1,000-grid job (issue 13, target: under 5 % of the job).
+
+    .venv/bin/python benchmarks/tune_overhead.py [--repeats 5] [--edges 24 96] [--dtypes float64 complex128]
+
+Runs itself under the launcher on 2 ranks, on the problem of
+benchmarks/perfmodel_validation.py: per rank 64 grids of n^3 (x cut in two, periodic,
+13-point Laplacian), a job of 1,000 grids applied 64 at a time. Per case: a calibration
+file (a quick one, made first, as `hybridfd calibrate` would), then ``repeats``
+interleaved pairs of the job with ``approach="auto"`` (no cache: tuned on the job's own
+grids) and the job with the setting that tuning chose, built beforehand; the tuner's
+own account of its time by part (``config["tuning"]["parts"]``, rank 0's clock); and
+the fixed costs alone: one Operator built and freed per transport, and
+:func:`hybridfd.tune.presets`. Every auto job's output is checked bit-identical to
+flat-original. Medians throughout; a job's time is the slowest rank's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+GRIDS = 64
+JOB_GRIDS = 1000
+CHOICE = ("approach", "model", "schedule", "transport", "batch", "slope", "threads")
+
+
+def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
+    from mpi4py import MPI
+
+    comm.Barrier()
+    begin = time.perf_counter()
+    for first in range(0, JOB_GRIDS, GRIDS):
+        count = min(GRIDS, JOB_GRIDS - first)
+        op.apply(a[:count], out=out[:count])
+    return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+
+
+def slowest(comm: object, seconds: float) -> float:
+    from mpi4py import MPI
+
+    return comm.allreduce(seconds, op=MPI.MAX)
+
+
+def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
+    from mpi4py import MPI
+
+    import hybridfd as hf
+    from hybridfd import tune
+    from hybridfd.perfmodel import calibrate
+
+    comm = MPI.COMM_WORLD
+    stencil = hf.Stencil.laplace(2, 0.2)
+    folder = Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-overhead-") if comm.rank == 0 else None))
+    calibration = folder / "calibration.json"
+    entry = calibrate.calibrate(comm, subgrids=tuple(edges), dtypes=tuple(dtypes), repeats=3)
+    if comm.rank == 0:
+        calibrate.save(entry, calibration)
+    comm.Barrier()
+    cases = []
+    for dtype in dtypes:
+        for n in edges:
+            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
+            rng = np.random.default_rng(comm.rank)
+            a = rng.standard_normal(dec.local_shape(GRIDS)).astype(dtype)
+            out = np.empty_like(a)
+            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            options = {"cache": False, "calibration": calibration}
+            auto_jobs, chosen_jobs, decisions = [], [], []
+            for _ in range(repeats):
+                auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+                auto_jobs.append(run_job(comm, auto, a, out))
+                assert np.array_equal(out, reference)
+                config = auto.config
+                decisions.append(config)
+                del auto
+                # The same job at the setting tuning chose, its Operator built beforehand.
+                chosen = hf.Operator(dec, stencil, **{k: config[k] for k in CHOICE})
+                chosen.apply(a[:1], out=out[:1])
+                chosen_jobs.append(run_job(comm, chosen, a, out))
+                del chosen
+            # Fixed costs alone: an Operator built and freed per transport, and presets().
+            build = {}
+            for transport in hf.transport_names():
+                samples = []
+                for _ in range(repeats):
+                    comm.Barrier()
+                    begin = time.perf_counter()
+                    try:
+                        op = hf.Operator(dec, stencil, approach="flat-optimized", transport=transport)
+                        op.apply(a[:16], out=out[:16])  # the warm-up chunk's first touch
+                        del op
+                    except ValueError:
+                        samples = []
+                        break
+                    samples.append(slowest(comm, time.perf_counter() - begin))
+                if samples:
+                    build[transport] = float(np.median(samples))
+            samples = []
+            for _ in range(repeats):
+                begin = time.perf_counter()
+                tune.presets()
+                samples.append(slowest(comm, time.perf_counter() - begin))
+            parts: dict[str, list[float]] = {}
+            for config in decisions:
+                for name, seconds in config["tuning"]["parts"].items():
+                    parts.setdefault(name, []).append(seconds)
+            cases.append(
+                {
+                    "case": f"{n}^3 {dtype}",
+                    "auto": float(np.median(auto_jobs)),
+                    "chosen": float(np.median(chosen_jobs)),
+                    "overhead": [x / y - 1 for x, y in zip(auto_jobs, chosen_jobs, strict=True)],
+                    "tuning_seconds": float(np.median([c["tuning"]["tuning_seconds"] for c in decisions])),
+                    "overhead_seconds": float(np.median([c["tuning"]["overhead_seconds"] for c in decisions])),
+                    "grids_applied": [c["tuning"]["grids_applied"] for c in decisions],
+                    "parts": {name: float(np.median(values)) for name, values in parts.items()},
+                    "trials": [len(c["tuning"]["trials"]) for c in decisions],
+                    "settings": [f"{c['schedule']}/{c['transport']} b={c['batch']} n={c['slope']}" for c in decisions],
+                    "build_and_first_chunk": build,
+                    "presets": float(np.median(samples)),
+                }
+            )
+    comm.Barrier()
+    if comm.rank == 0:
+        calibration.unlink(missing_ok=True)
+        folder.rmdir()
+        from hybridfd import launch
+
+        launch.report_result({"cases": cases})
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--edges", type=int, nargs="+", default=[24, 96])
+    parser.add_argument("--dtypes", nargs="+", default=["float64", "complex128"])
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.edges, args.dtypes, args.repeats)
+        return 0
+    from hybridfd import launch
+
+    argv = [sys.executable, __file__, "--worker", "--repeats", str(args.repeats), "--edges"]
+    argv += [str(e) for e in args.edges] + ["--dtypes", *args.dtypes]
+    summary = launch.worker_result(launch.run(2, argv, timeout=3000))
+    print(f"command: {' '.join(['python', *sys.argv])}\n")
+    for case in summary["cases"]:
+        print(f"### {case['case']}: job of {JOB_GRIDS} grids, {GRIDS} per apply\n")
+        overheads = ", ".join(f"{x * 100:+.1f} %" for x in case["overhead"])
+        print(
+            f"auto {case['auto'] * 1e3:.1f} ms, chosen setting {case['chosen'] * 1e3:.1f} ms (medians); "
+            f"auto / chosen - 1 per pair: {overheads}"
+        )
+        print(
+            f"tuning {case['tuning_seconds'] * 1e3:.1f} ms, of which overhead {case['overhead_seconds'] * 1e3:.1f} ms "
+            f"(tuning less the trials' grids at the winner's speed); grids computed by trials "
+            f"{case['grids_applied']}; entrants {case['trials']}"
+        )
+        print(f"settings chosen: {'; '.join(case['settings'])}\n")
+        print("| part | ms (median) |\n|---|---:|")
+        for name, seconds in case["parts"].items():
+            print(f"| {name} | {seconds * 1e3:.2f} |")
+        print(f"\npresets(): {case['presets'] * 1e3:.2f} ms")
+        print(
+            "Operator built, one 16-grid chunk applied, freed, per transport (ms): "
+            + ", ".join(f"{t} {s * 1e3:.2f}" for t, s in case["build_and_first_chunk"].items())
+            + "\n"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
