@@ -382,7 +382,7 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     with pytest.raises(StoreProblem, match="bandwidth: -1 is less than or equal to the minimum of 0"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
     path.write_text('{"format": "something-else", "entries": {}}')
-    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/3 file"):
+    with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/4 file"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
 
 

@@ -8,10 +8,11 @@
 - Compute time per point C, per dtype and sub-grid size, from hybridfd's own kernel
   (:func:`hybridfd.kernel.apply_padded`) over distinct grids spanning 96 MiB, so that
   they come from memory as in an apply of many grids.
-- Copy cost per halo byte: an Operator on ``MPI.COMM_SELF`` over a periodic box (every
-  face goes to itself, so the core copies every halo byte once, straight from the input
-  grid into the ghosts, with its own code) minus the kernel time of the same grids, per
-  halo byte. A face to another rank costs two such copies (pack and unpack).
+- Copy cost per halo byte: the six faces of a batch of grids copied into contiguous
+  buffers, as packing does (strided rows, the z faces' only r points long), per halo
+  byte. A face to another rank costs one such copy (its pack: the stencil reads the
+  received message in place); a face to the rank itself costs none (its ghosts are the
+  grid's other end, read in place).
 - Thread-team synchronisation: a master-only Operator with 2 threads on tiny grids, one
   batch per grid, minus the flat one, per batch.
 - CPU cost per message: ranks 0 and 1 exchange tiny faces, one batch per grid against
@@ -42,7 +43,7 @@ from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/3"  # /2: per_message added; /3: pack_per_byte is one copy
+FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: measured as packing
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -261,26 +262,19 @@ def _self_operator(n: int, dtype: str, radius: int, **options: object) -> object
 
 
 def pack_per_byte(dtype: str, n: int = 24, radius: int = 2, grids: int = 16, repeats: int = 5) -> float:
-    """Seconds per halo byte copied once into the ghosts, through the core (see module doc)."""
-    from hybridfd.kernel import apply_padded
-    from hybridfd.stencil import Stencil
-
-    op = _self_operator(n, dtype, radius, approach="flat-original", schedule="all-dims", batch=grids)
+    """Seconds per halo byte copied once: the six r-thick faces of ``grids`` grids of n^3
+    copied into contiguous buffers, as packing does (see module doc)."""
     a = np.ones((grids, n, n, n), dtype=dtype)
-    out = np.empty_like(a)
-    op.apply(a, out)
-    with_halos = _median_time(lambda: op.apply(a, out), repeats)
-    stencil = Stencil.laplace(radius, 0.2)
-    padded = np.ones((n + 2 * radius,) * 3, dtype=dtype)
-    one = np.empty((n, n, n), dtype=dtype)
+    faces = [a[:, :radius], a[:, -radius:], a[:, :, :radius], a[:, :, -radius:], a[..., :radius], a[..., -radius:]]
+    buffers = [np.empty(face.shape, dtype=dtype) for face in faces]
 
-    def kernel_only() -> None:
-        for _ in range(grids):
-            apply_padded(stencil, padded, one)
+    def pack() -> None:
+        for face, buffer in zip(faces, buffers, strict=True):
+            np.copyto(buffer, face)
 
-    kernel = _median_time(kernel_only, repeats)
-    halo_bytes = 6 * n * n * radius * np.dtype(dtype).itemsize * grids
-    return max(with_halos - kernel, 0.0) / halo_bytes
+    pack()
+    halo_bytes = sum(buffer.nbytes for buffer in buffers)
+    return _median_time(pack, repeats) / halo_bytes
 
 
 def sync_seconds(grids: int = 64, repeats: int = 5) -> float:

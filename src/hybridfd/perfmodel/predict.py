@@ -23,9 +23,9 @@ class Costs:
 
     ``latency`` l in seconds per exchange; ``bandwidth`` in bytes per second;
     ``compute_per_point`` seconds per stencil point on one core; ``pack_per_byte``
-    seconds per halo byte copied once (a face to another rank is copied twice, packed
-    into its message and unpacked into the ghosts; a face to the rank itself once,
-    straight into the ghosts);
+    seconds per halo byte copied once (a face to another rank is copied once, packed
+    into its message, which the stencil then reads in place; a face to the rank itself
+    costs nothing: its ghosts are the grid's other end, read in place);
     ``sync`` seconds per thread-team synchronisation (one fork and join); ``cores``
     the cores this rank's host has, and ``ranks_per_host`` how many ranks share them;
     ``per_message`` CPU seconds one message costs the rank that posts and completes it
@@ -64,7 +64,7 @@ class Problem:
     ``messages_per_batch``, the sends plus receives one batch's exchange posts (two per
     face whose neighbour is another rank), and ``self_bytes_per_grid``, the part of
     ``bytes_per_grid`` on faces whose neighbour is the rank itself (a periodic axis in
-    one box): copied, never sent."""
+    one box): neither sent nor copied."""
 
     grids: int
     points: int
@@ -173,6 +173,6 @@ def predict(
         waiting = sum(max(0.0, latency + s / grids_per_second - per_grid_compute * interior_share * s) for s in sizes)
     else:
         waiting = sum(exchanges * latency + s / grids_per_second for s in sizes)
-    packing = costs.pack_per_byte * (2 * remote + problem.self_bytes_per_grid) * grids
+    packing = costs.pack_per_byte * remote * grids
     messaging = costs.per_message * problem.messages_per_batch * len(sizes)
     return waiting + per_grid_compute * grids + packing + messaging + costs.sync * syncs
