@@ -90,6 +90,25 @@ struct RowInputs {
   const double* z_low[Planes];
   const double* z_high[Planes];
   const double* centre(int plane) const { return along_x[Radius + plane]; }
+  const double* x_row(int plane) const { return along_x[plane]; }
+  const double* y_row(int centre, int index) const { return along_y[centre][index]; }
+};
+
+// The same rows for an output row whose x- and y-neighbours all lie in the box: one
+// array, fixed strides. The vector loop then holds one pointer and two strides instead
+// of 4r + 2 pointers (measured: the pointers' version is a fifth slower on float64).
+template <int Radius, int Planes>
+struct StridedRows {
+  const double* first_centre;
+  std::int64_t stride_x, stride_y;
+  const double* z_low[Planes];
+  const double* z_high[Planes];
+  const double* centre(int plane) const { return first_centre + plane * stride_x; }
+  const double* x_row(int plane) const { return first_centre + (plane - Radius) * stride_x; }
+  const double* y_row(int centre, int index) const {
+    const int d = index < Radius ? -(index + 1) : index - Radius + 1;
+    return first_centre + centre * stride_x + d * stride_y;
+  }
 };
 
 // The value of one point (T = double) or of four consecutive lanes (T = Vector) at lane k
@@ -159,11 +178,69 @@ template <int Reach, int Offset>
 template <int Radius, int Lanes>
 using AnchorsOf = ZAnchors<Radius * Lanes>;
 
-template <int Radius, int Lanes>
-[[gnu::always_inline]] inline void load_anchors(const double* centre,
+// Where a vector's centre row is read: lanes k + Offset .. k + Offset + 3 of it, for the
+// z-neighbours (and the centre) of the vector at lane k.
+struct InRow {  // all of them inside the row, or inside a copy of its end with its ghosts
+  const double* at_k;
+  template <int Offset>
+  Vector at() const {
+    return load(at_k + Offset);
+  }
+};
+
+// A vector whose z-neighbours cross an end of the row: at lane Start from its lower end
+// (Upper false, Start >= 0) or from its upper end (Upper true, Start < 0: lane
+// row_lanes + Start). Lanes beyond the end are the row's ghosts (z_low holds row lanes
+// -reach .. -1, z_high row_lanes ..). Every position is known at compile time, so a load
+// that straddles the end is built in registers from single lanes: a copy of the end
+// through memory would be read back at once, and the vector load of several just-stored
+// lanes stalls on store-to-load forwarding (measured: 20-25 % of the kernel on 24^3).
+template <int Reach, int Start, bool Upper>
+struct AtEnd {
+  const double* end;     // the row's lane 0 (lower) or lane row_lanes (upper)
+  const double* ghosts;  // z_low or z_high
+  template <int Lane>
+  double lane() const {
+    if constexpr (Upper)
+      return Lane < 0 ? end[Lane] : ghosts[Lane];
+    else
+      return Lane < 0 ? ghosts[Reach + Lane] : end[Lane];
+  }
+  template <int Offset>
+  Vector at() const {
+    constexpr int first = Start + Offset;
+    if constexpr (Upper ? first + vector_lanes <= 0 : first >= 0)
+      return load(end + first);
+    else if constexpr (Upper ? first >= 0 : first + vector_lanes <= 0)
+      return load(ghosts + (Upper ? first : Reach + first));
+    else
+      return Vector{lane<first>(), lane<first + 1>(), lane<first + 2>(), lane<first + 3>()};
+  }
+};
+
+template <int Radius, int Lanes, class Centre, int... Index>
+[[gnu::always_inline]] inline void load_anchors(const Centre& centre,
+                                                Vector (&anchors)[AnchorsOf<Radius, Lanes>::count],
+                                                std::integer_sequence<int, Index...>) {
+  ((anchors[Index] = centre.template at<AnchorsOf<Radius, Lanes>::offset(Index)>()), ...);
+}
+
+template <int Radius, int Lanes, class Centre>
+[[gnu::always_inline]] inline void load_anchors(const Centre& centre,
                                                 Vector (&anchors)[AnchorsOf<Radius, Lanes>::count]) {
-  for (int index = 0; index < AnchorsOf<Radius, Lanes>::count; ++index)
-    anchors[index] = load(centre + AnchorsOf<Radius, Lanes>::offset(index));
+  load_anchors<Radius, Lanes>(centre, anchors, std::make_integer_sequence<int, AnchorsOf<Radius, Lanes>::count>{});
+}
+
+// Adds the z pairs d = 1..r (Distance = d - 1) to `sum` from plain loads of the centre
+// row (complex128), in the documented order.
+template <int Radius, int Lanes, bool Symmetric, class Centre, int... Distance>
+[[gnu::always_inline]] inline Vector add_plain_z_pairs(const Coefficients<Radius, Vector>& c, Vector sum,
+                                                       const Centre& centre, std::integer_sequence<int, Distance...>) {
+  ((sum = add_pair<Symmetric, Vector>(sum, c.minus[2][Distance], c.plus[2][Distance],
+                                      centre.template at<-(Distance + 1) * Lanes>(),
+                                      centre.template at<(Distance + 1) * Lanes>())),
+   ...);
+  return sum;
 }
 
 // Adds the z pairs d = 1..r (Distance = d - 1) to `sum`, in the documented order.
@@ -179,13 +256,13 @@ template <int Radius, int Lanes, bool Symmetric, int... Distance>
   return sum;
 }
 
-template <int Radius, bool Symmetric>
-[[gnu::always_inline]] inline Vector add_y_pairs(const Coefficients<Radius, Vector>& c, Vector sum,
-                                                 const double* const* along_y, std::int64_t k) {
+template <int Radius, bool Symmetric, class Rows>
+[[gnu::always_inline]] inline Vector add_y_pairs(const Coefficients<Radius, Vector>& c, Vector sum, const Rows& rows,
+                                                 int centre, std::int64_t k) {
 #pragma GCC unroll 6
   for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load(along_y[d - 1] + k),
-                                      load(along_y[Radius + d - 1] + k));
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load(rows.y_row(centre, d - 1) + k),
+                                      load(rows.y_row(centre, Radius + d - 1) + k));
   return sum;
 }
 
@@ -195,18 +272,18 @@ template <int Radius, bool Symmetric>
 // Four lanes at lane k of two consecutive planes' rows, in the documented order each.
 // The planes share their x-neighbours: of the 2r + 2 x-loads, the two centres come from
 // the anchors and the other 2r serve both vectors. float64 only (anchors).
-template <int Radius, bool Symmetric>
-[[gnu::always_inline]] inline void two_plane_values(const Coefficients<Radius, Vector>& c,
-                                                    const RowInputs<Radius, 2>& rows, const double* const (&centre)[2],
+template <int Radius, bool Symmetric, class Rows, class Centre>
+[[gnu::always_inline]] inline void two_plane_values(const Coefficients<Radius, Vector>& c, const Rows& rows,
+                                                    const Centre& centre_first, const Centre& centre_second,
                                                     std::int64_t k, Vector& first, Vector& second) {
   using Anchors = AnchorsOf<Radius, 1>;
   Vector anchors_first[Anchors::count], anchors_second[Anchors::count];
-  load_anchors<Radius, 1>(centre[0], anchors_first);
-  load_anchors<Radius, 1>(centre[1], anchors_second);
+  load_anchors<Radius, 1>(centre_first, anchors_first);
+  load_anchors<Radius, 1>(centre_second, anchors_second);
   Vector along_x[2 * Radius + 2];  // planes x - r .. x + 1 + r
 #pragma GCC unroll 14
   for (int plane = 0; plane < 2 * Radius + 2; ++plane)
-    if (plane != Radius && plane != Radius + 1) along_x[plane] = load(rows.along_x[plane] + k);
+    if (plane != Radius && plane != Radius + 1) along_x[plane] = load(rows.x_row(plane) + k);
   along_x[Radius] = anchors_first[Anchors::centre];
   along_x[Radius + 1] = anchors_second[Anchors::centre];
   Vector sum_first = c.centre * along_x[Radius];
@@ -218,27 +295,37 @@ template <int Radius, bool Symmetric>
     sum_second = add_pair<Symmetric, Vector>(sum_second, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + 1 - d],
                                              along_x[Radius + 1 + d]);
   }
-  sum_first = add_y_pairs<Radius, Symmetric>(c, sum_first, rows.along_y[0], k);
-  sum_second = add_y_pairs<Radius, Symmetric>(c, sum_second, rows.along_y[1], k);
+  sum_first = add_y_pairs<Radius, Symmetric>(c, sum_first, rows, 0, k);
+  sum_second = add_y_pairs<Radius, Symmetric>(c, sum_second, rows, 1, k);
   first = add_z_pairs<Radius, 1, Symmetric>(c, sum_first, anchors_first, std::make_integer_sequence<int, Radius>{});
   second = add_z_pairs<Radius, 1, Symmetric>(c, sum_second, anchors_second, std::make_integer_sequence<int, Radius>{});
 }
 
-// Four lanes at lane k of one plane's row, in the documented order (float64: anchors).
-template <int Radius, bool Symmetric>
-[[gnu::always_inline]] inline Vector one_plane_value(const Coefficients<Radius, Vector>& c,
-                                                     const RowInputs<Radius, 1>& rows, const double* centre,
-                                                     std::int64_t k) {
-  using Anchors = AnchorsOf<Radius, 1>;
+// Four lanes at lane k of one plane's row, in the documented order: z-neighbours from
+// anchors (float64) or plain loads (complex128: a z-neighbour is a whole 16-byte point
+// away, its loads split cache lines less often, and the anchors' shuffles across the
+// vector's 128-bit halves cost more than they save, 5-15 % measured).
+template <int Radius, int Lanes, bool Symmetric, class Rows, class Centre>
+[[gnu::always_inline]] inline Vector one_plane_value(const Coefficients<Radius, Vector>& c, const Rows& rows,
+                                                     const Centre& centre, std::int64_t k) {
+  using Anchors = AnchorsOf<Radius, Lanes>;
   Vector anchors[Anchors::count];
-  load_anchors<Radius, 1>(centre, anchors);
-  Vector sum = c.centre * anchors[Anchors::centre];
+  Vector sum;
+  if constexpr (Lanes == 1) {
+    load_anchors<Radius, Lanes>(centre, anchors);
+    sum = c.centre * anchors[Anchors::centre];
+  } else {
+    sum = c.centre * centre.template at<0>();
+  }
 #pragma GCC unroll 6
   for (int d = 1; d <= Radius; ++d)
-    sum = add_pair<Symmetric, Vector>(sum, c.minus[0][d - 1], c.plus[0][d - 1], load(rows.along_x[Radius - d] + k),
-                                      load(rows.along_x[Radius + d] + k));
-  sum = add_y_pairs<Radius, Symmetric>(c, sum, rows.along_y[0], k);
-  return add_z_pairs<Radius, 1, Symmetric>(c, sum, anchors, std::make_integer_sequence<int, Radius>{});
+    sum = add_pair<Symmetric, Vector>(sum, c.minus[0][d - 1], c.plus[0][d - 1], load(rows.x_row(Radius - d) + k),
+                                      load(rows.x_row(Radius + d) + k));
+  sum = add_y_pairs<Radius, Symmetric>(c, sum, rows, 0, k);
+  if constexpr (Lanes == 1)
+    return add_z_pairs<Radius, 1, Symmetric>(c, sum, anchors, std::make_integer_sequence<int, Radius>{});
+  else
+    return add_plain_z_pairs<Radius, Lanes, Symmetric>(c, sum, centre, std::make_integer_sequence<int, Radius>{});
 }
 
 // Input bytes a band of rows may occupy (a quarter of a 1 MiB L2, leaving room for the
@@ -256,17 +343,17 @@ inline void gather_centre(const double* row, const double* z_low, const double* 
 // Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
 // with plain stores: whole vectors, the last one overlapping its predecessor when the
 // count is not a multiple of four (it writes the same values again); single lanes only
-// when the row is shorter than a vector. A vector whose z-neighbours reach past an end
-// of the row reads its centre row from a small copy of that end with the ghosts beyond
-// it (the rows themselves may be a user's grid, with no room for ghosts). `prefetch`
-// rows, if any, are the rows the next x-step will read for the first time, brought
-// towards the core a step ahead: from memory the core's prefetchers alone leave the
-// kernel waiting (measured: 1.1-1.2x for grids from memory).
-template <int Radius, int Lanes, bool Symmetric, int Planes>
+// when the row is shorter than a vector. The rows may be a user's grid, with no room for
+// ghosts: a vector whose z-neighbours reach past an end of the row takes those lanes
+// from the row's z ghosts (AtEnd), or, for short rows and regions that end within reach
+// of a row's end, from a copy of the end with its ghosts. `prefetch` rows, if any, are
+// the rows the next x-step will read for the first time, brought towards the core a
+// step ahead.
+template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
-                                              const Coefficients<Radius, Vector>& four,
-                                              const RowInputs<Radius, Planes>& rows, std::int64_t row_lanes,
-                                              std::int64_t begin, std::int64_t end, double* const (&target)[Planes],
+                                              const Coefficients<Radius, Vector>& four, const Rows& rows,
+                                              std::int64_t row_lanes, std::int64_t begin, std::int64_t end,
+                                              double* const (&target)[Planes],
                                               const double* const (&prefetch)[Planes]) {
   constexpr std::int64_t reach = Radius * Lanes;
   const std::int64_t count = end - begin;
@@ -275,61 +362,90 @@ template <int Radius, int Lanes, bool Symmetric, int Planes>
       double padded[vector_lanes + 2 * reach];
       gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, begin - reach,
                     end + reach, padded);
-      const double* const* along_x = rows.along_x + plane;  // planes x + plane - r .. x + plane + r
+      const double* along_x[2 * Radius + 1];  // planes x + plane - r .. x + plane + r
+      const double* along_y[2 * Radius];
+      for (int index = 0; index < 2 * Radius + 1; ++index) along_x[index] = rows.x_row(plane + index);
+      for (int index = 0; index < 2 * Radius; ++index) along_y[index] = rows.y_row(plane, index);
       for (std::int64_t k = begin; k < end; ++k)
-        target[plane][k] = point_value<Radius, Lanes, Symmetric, double>(one, padded + reach + (k - begin), along_x,
-                                                                         rows.along_y[plane], k);
+        target[plane][k] =
+            point_value<Radius, Lanes, Symmetric, double>(one, padded + reach + (k - begin), along_x, along_y, k);
     }
     return;
   }
-  // Ends of the centre rows with their ghosts: lanes [-reach, edge) and [row_lanes - edge,
-  // row_lanes + reach), enough for every vector within reach of an end; a row shorter
-  // than two such ends is copied whole.
+  auto write_vector = [&](std::int64_t k, const auto& centre_first, const auto& centre_second) {
+    if constexpr (Planes == 2) {
+      Vector first, second;
+      two_plane_values<Radius, Symmetric>(four, rows, centre_first, centre_second, k, first, second);
+      std::memcpy(target[0] + k, &first, sizeof first);
+      std::memcpy(target[1] + k, &second, sizeof second);
+    } else {
+      const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k);
+      std::memcpy(target[0] + k, &value, sizeof value);
+    }
+  };
+  auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
+  // Vectors within reach of an end: `ends` at each end of a row that the region reaches.
+  constexpr int ends = (reach + vector_lanes - 1) / vector_lanes;
+  const bool low = begin<reach, high = end> row_lanes - reach;
+  const std::int64_t body_begin = low ? ends * vector_lanes : begin;
+  const std::int64_t body_end = high ? row_lanes - ends * vector_lanes : end;
+  const std::int64_t body = body_end - body_begin;
+  const bool regular = (!low || begin == 0) && (!high || end == row_lanes) && (body == 0 || body >= vector_lanes) &&
+                       row_lanes >= 2 * ends * vector_lanes + 2 * reach + vector_lanes;
+  if (regular) {
+    auto low_end = [&]<int... Vectors>(std::integer_sequence<int, Vectors...>) {
+      (write_vector(Vectors * vector_lanes, AtEnd<reach, Vectors * vector_lanes, false>{rows.centre(0), rows.z_low[0]},
+                    AtEnd<reach, Vectors * vector_lanes, false>{rows.centre(Planes - 1), rows.z_low[Planes - 1]}),
+       ...);
+    };
+    auto high_end = [&]<int... Vectors>(std::integer_sequence<int, Vectors...>) {
+      (write_vector(row_lanes - (Vectors + 1) * vector_lanes,
+                    AtEnd<reach, -(Vectors + 1) * vector_lanes, true>{rows.centre(0) + row_lanes, rows.z_high[0]},
+                    AtEnd<reach, -(Vectors + 1) * vector_lanes, true>{rows.centre(Planes - 1) + row_lanes,
+                                                                      rows.z_high[Planes - 1]}),
+       ...);
+    };
+    if (low) low_end(std::make_integer_sequence<int, ends>{});
+    std::int64_t k = body_begin;
+    if (prefetch[0] != nullptr)  // one prefetch per 64-byte line of each row
+      for (; k + 2 * vector_lanes <= body_end; k += 2 * vector_lanes) {
+        for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + k, 0, 3);
+        write_vector(k, in_row(0, k), in_row(Planes - 1, k));
+        write_vector(k + vector_lanes, in_row(0, k + vector_lanes), in_row(Planes - 1, k + vector_lanes));
+      }
+    for (; k + vector_lanes <= body_end; k += vector_lanes) write_vector(k, in_row(0, k), in_row(Planes - 1, k));
+    if (k < body_end)
+      write_vector(body_end - vector_lanes, in_row(0, body_end - vector_lanes),
+                   in_row(Planes - 1, body_end - vector_lanes));
+    if (high) high_end(std::make_integer_sequence<int, ends>{});
+    return;
+  }
+  // Anything else (a short row, a region ending within reach of a row's end): the ends
+  // of the centre rows with their ghosts are copied, lanes [-reach, edge) and
+  // [row_lanes - edge, row_lanes + reach), enough for every vector within reach of an
+  // end; a row shorter than two such ends is copied whole.
   constexpr std::int64_t edge = 2 * reach + vector_lanes;
   constexpr std::int64_t whole_below = 2 * edge;
   const bool whole = row_lanes < whole_below;
   const std::int64_t high_from = whole ? -reach : row_lanes - edge;
-  double low_end[Planes][edge + reach], high_end[Planes][whole_below + 2 * reach];
-  const bool low = begin<reach, high = end> row_lanes - reach;
+  double low_copy[Planes][edge + reach], high_copy[Planes][whole_below + 2 * reach];
   for (int plane = 0; plane < Planes; ++plane) {
     if (low && !whole)
       gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, -reach, edge,
-                    low_end[plane]);
+                    low_copy[plane]);
     if (high || (low && whole))
       gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, high_from,
-                    row_lanes + reach, high_end[plane]);
+                    row_lanes + reach, high_copy[plane]);
   }
-  auto centre = [&](int plane, std::int64_t k) -> const double* {
-    if (whole && (low || high)) return high_end[plane] + (k - high_from);
-    if (k < reach) return low_end[plane] + (k + reach);
-    if (k + vector_lanes + reach > row_lanes) return high_end[plane] + (k - high_from);
-    return rows.centre(plane) + k;
-  };
-  auto write_vector = [&](std::int64_t k) {
-    if constexpr (Planes == 2) {
-      Vector first, second;
-      const double* const centres[2] = {centre(0, k), centre(1, k)};
-      two_plane_values<Radius, Symmetric>(four, rows, centres, k, first, second);
-      std::memcpy(target[0] + k, &first, sizeof first);
-      std::memcpy(target[1] + k, &second, sizeof second);
-    } else if constexpr (Lanes == 1) {
-      const Vector value = one_plane_value<Radius, Symmetric>(four, rows, centre(0, k), k);
-      std::memcpy(target[0] + k, &value, sizeof value);
-    } else {
-      const Vector value =
-          point_value<Radius, Lanes, Symmetric, Vector>(four, centre(0, k), rows.along_x, rows.along_y[0], k);
-      std::memcpy(target[0] + k, &value, sizeof value);
-    }
+  auto centre = [&](int plane, std::int64_t k) {
+    if (whole && (low || high)) return InRow{high_copy[plane] + (k - high_from)};
+    if (k < reach) return InRow{low_copy[plane] + (k + reach)};
+    if (k + vector_lanes + reach > row_lanes) return InRow{high_copy[plane] + (k - high_from)};
+    return in_row(plane, k);
   };
   std::int64_t k = begin;
-  if (prefetch[0] != nullptr)  // one prefetch per 64-byte line of each row
-    for (; k + 2 * vector_lanes <= end; k += 2 * vector_lanes) {
-      for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + k, 0, 3);
-      write_vector(k);
-      write_vector(k + vector_lanes);
-    }
-  for (; k + vector_lanes <= end; k += vector_lanes) write_vector(k);
-  if (k < end) write_vector(end - vector_lanes);
+  for (; k + vector_lanes <= end; k += vector_lanes) write_vector(k, centre(0, k), centre(Planes - 1, k));
+  if (k < end) write_vector(end - vector_lanes, centre(0, end - vector_lanes), centre(Planes - 1, end - vector_lanes));
 }
 
 // Where the rows of plane x (box coordinates, -r <= x < n + r) start and how far apart
@@ -355,8 +471,8 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 }
 
 template <int Radius, int Lanes, bool Symmetric>
-void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                double* out) {
+void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region, double* out,
+                bool prefetch_ahead) {
   const Index3& n = plan.extent();
   const std::int64_t row_lanes = n[2] * Lanes;
   const std::int64_t out_stride_y = row_lanes;
@@ -383,20 +499,36 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
         planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
       // The planes the next step reads first: x + Planes + r onwards, within the input.
-      // (Always: an apply's grids come from memory even when each fits a cache, and in
-      // cache the prefetches cost 3-5 %.)
       PlaneRows ahead[Planes]{};
-      bool prefetching = true;
+      bool prefetching = prefetch_ahead;
       for (int plane = 0; plane < Planes; ++plane) {
         const std::int64_t next = x + Planes + Radius + plane;
         prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
         if (prefetching) ahead[plane] = plane_rows(input, n, Radius, next);
       }
+      // Rows whose x- and y-neighbours all lie in the box: y in [y_inside, y_outside).
+      const bool x_inside = x - Radius >= 0 && x + Planes - 1 + Radius < n[0];
+      const std::int64_t y_inside = x_inside ? Radius : n[1], y_outside = x_inside ? n[1] - Radius : n[1];
       for (std::int64_t y = y_band; y < std::min(y_band + band, y_end); ++y) {
-        RowInputs<Radius, Planes> rows;
-        for (int plane = 0; plane < 2 * Radius + Planes; ++plane) rows.along_x[plane] = planes[plane].at(y);
         double* target[Planes];
         const double* prefetch[Planes];
+        const double* z_low[Planes];
+        const double* z_high[Planes];
+        for (int plane = 0; plane < Planes; ++plane) {
+          target[plane] = out + (x + plane) * out_stride_x + y * out_stride_y;
+          prefetch[plane] = prefetching ? ahead[plane].at(y) : nullptr;
+          z_low[plane] = input.z_ghosts[0].at(x + plane, y);
+          z_high[plane] = input.z_ghosts[1].at(x + plane, y);
+        }
+        if (y >= y_inside && y < y_outside) {
+          StridedRows<Radius, Planes> rows{input.box.at(x, y), input.box.stride_x, input.box.stride_y, {}, {}};
+          for (int plane = 0; plane < Planes; ++plane)
+            rows.z_low[plane] = z_low[plane], rows.z_high[plane] = z_high[plane];
+          write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
+          continue;
+        }
+        RowInputs<Radius, Planes> rows;
+        for (int plane = 0; plane < 2 * Radius + Planes; ++plane) rows.along_x[plane] = planes[plane].at(y);
         for (int plane = 0; plane < Planes; ++plane) {
           const std::int64_t x_plane = x + plane;
           const PlaneRows& own = planes[Radius + plane];
@@ -404,17 +536,12 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
             rows.along_y[plane][d - 1] = row_of_plane(input, n, Radius, own, x_plane, y - d);
             rows.along_y[plane][Radius + d - 1] = row_of_plane(input, n, Radius, own, x_plane, y + d);
           }
-          rows.z_low[plane] = input.z_ghosts[0].at(x_plane, y);
-          rows.z_high[plane] = input.z_ghosts[1].at(x_plane, y);
-          target[plane] = out + x_plane * out_stride_x + y * out_stride_y;
-          prefetch[plane] = prefetching ? ahead[plane].at(y) : nullptr;
+          rows.z_low[plane] = z_low[plane];
+          rows.z_high[plane] = z_high[plane];
         }
         write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
       }
     };
-    // float64 only: for complex128 a z-neighbour is a whole 16-byte point away, its
-    // plain loads split cache lines less often, and the anchors' shuffles (across the
-    // vector's 128-bit halves) cost more than they save: 5-15 % slower, measured.
     std::int64_t x = region.begin[0];
     if constexpr (Lanes == 1)
       for (; x + 2 <= x_end; x += 2) sweep.template operator()<2>(x);
@@ -424,23 +551,23 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
 
 template <int Radius, int Lanes>
 void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                       double* out) {
+                       double* out, bool prefetch) {
   if (stencil.symmetric())
-    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out);
+    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out, prefetch);
   else
-    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out);
+    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out, prefetch);
 }
 
 template <int Lanes>
 void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                     double* out) {
+                     double* out, bool prefetch) {
   switch (stencil.radius) {
-    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out);
-    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out);
-    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out);
-    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out);
-    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out);
-    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out);
+    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, prefetch);
     default: Stencil::check_radius(stencil.radius);
   }
 }
@@ -452,16 +579,16 @@ ComputeStandIn compute_stand_in = nullptr;
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                   double* out) {
+                   double* out, bool prefetch) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
   if (compute_stand_in != nullptr) [[unlikely]] {
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
     return;
   }
   if (plan.lanes_per_point() == 2)
-    dispatch_radius<2>(stencil, plan, input, region, out);
+    dispatch_radius<2>(stencil, plan, input, region, out, prefetch);
   else
-    dispatch_radius<1>(stencil, plan, input, region, out);
+    dispatch_radius<1>(stencil, plan, input, region, out, prefetch);
 }
 
 BoxInput padded_input(const HaloPlan& plan, const double* padded) {
@@ -480,7 +607,9 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded) {
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out) {
-  apply_stencil(stencil, plan, padded_input(plan, padded), region, out);
+  // A grid larger than the core's L2 comes from memory whenever it is applied.
+  const bool from_memory = plan.padded_lanes() * std::int64_t{sizeof(double)} > (std::int64_t{1} << 20);
+  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, from_memory);
 }
 
 }  // namespace hybridfd
