@@ -386,12 +386,19 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
   auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
   // Vectors within reach of an end: `ends` at each end of a row that the region reaches.
   constexpr int ends = (reach + vector_lanes - 1) / vector_lanes;
-  const bool low = begin<reach, high = end> row_lanes - reach;
+  // Ghosts right beside the row (a padded array) need no care: every vector is a body one.
+  bool beside = true;
+  for (int plane = 0; plane < Planes; ++plane)
+    beside = beside && rows.z_low[plane] + reach == rows.centre(plane) &&
+             rows.z_high[plane] == rows.centre(plane) + row_lanes;
+  const bool low = !beside && begin < reach;
+  const bool high = !beside && end > row_lanes - reach;
   const std::int64_t body_begin = low ? ends * vector_lanes : begin;
   const std::int64_t body_end = high ? row_lanes - ends * vector_lanes : end;
   const std::int64_t body = body_end - body_begin;
-  const bool regular = (!low || begin == 0) && (!high || end == row_lanes) && (body == 0 || body >= vector_lanes) &&
-                       row_lanes >= 2 * ends * vector_lanes + 2 * reach + vector_lanes;
+  const bool regular =
+      beside || ((!low || begin == 0) && (!high || end == row_lanes) && (body == 0 || body >= vector_lanes) &&
+                 row_lanes >= 2 * ends * vector_lanes + 2 * reach + vector_lanes);
   if (regular) {
     auto low_end = [&]<int... Vectors>(std::integer_sequence<int, Vectors...>) {
       (write_vector(Vectors * vector_lanes, AtEnd<reach, Vectors * vector_lanes, false>{rows.centre(0), rows.z_low[0]},
