@@ -31,6 +31,10 @@ def test_cpp_example_runs_without_python(examples: Path, ranks: int) -> None:
     assert "ok" in result.output and f"{ranks} ranks" in result.output, result.output
 
 
+def test_kernel_reads_ghosts_apart_from_the_box_bit_identically(cpp_tests: Path) -> None:
+    assert run([str(cpp_tests / "kernel_box_input_test")]) == "ok\n"
+
+
 def test_thread_team_passes_exceptions_to_the_caller(cpp_tests: Path) -> None:
     assert run([str(cpp_tests / "thread_team_test")], env=dict(os.environ, OMP_WAIT_POLICY="passive")) == "ok\n"
 

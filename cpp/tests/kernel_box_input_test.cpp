@@ -1,0 +1,103 @@
+// The kernel reading a box whose ghosts live apart from it (kernel.hpp, BoxInput: the
+// user's unpadded grid plus a buffer per face in message layout) gives, bit for bit, what
+// it gives on the same values held padded; random boxes (1..14 points per axis, rows
+// shorter and longer than the kernel's vectors), radii 1..6, float64 and complex128,
+// symmetric and general stencils, random regions (so that vectors meet a row's ends at
+// every offset). Prints "ok" and exits 0, or names the failed case and exits 1.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "hybridfd/kernel.hpp"
+
+namespace {
+
+using hybridfd::BoxInput;
+using hybridfd::HaloPlan;
+using hybridfd::Index3;
+using hybridfd::Region;
+using hybridfd::Rows;
+using hybridfd::Stencil;
+
+// Copies the points [begin, begin + extent) of the padded array (padded coordinates) to
+// a contiguous buffer in C order.
+std::vector<double> copy_out(const HaloPlan& plan, const std::vector<double>& padded, const Index3& begin,
+                             const Index3& extent) {
+  const std::int64_t lanes = plan.lanes_per_point();
+  const Index3& p = plan.padded_extent();
+  std::vector<double> buffer;
+  for (std::int64_t x = 0; x < extent[0]; ++x)
+    for (std::int64_t y = 0; y < extent[1]; ++y)
+      for (std::int64_t lane = 0; lane < extent[2] * lanes; ++lane)
+        buffer.push_back(padded[static_cast<std::size_t>(((begin[0] + x) * p[1] + begin[1] + y) * p[2] * lanes +
+                                                         begin[2] * lanes + lane)]);
+  return buffer;
+}
+
+}  // namespace
+
+int main() {
+  std::mt19937_64 random(20261123);
+  auto uniform = [&](std::int64_t low, std::int64_t high) {
+    return std::uniform_int_distribution<std::int64_t>(low, high)(random);
+  };
+  std::uniform_real_distribution<double> value(-1.0, 1.0);
+  for (int trial = 0; trial < 600; ++trial) {
+    const int radius = static_cast<int>(uniform(1, 6));
+    const int lanes = static_cast<int>(uniform(1, 2));
+    const Index3 n{uniform(1, 14), uniform(1, 14), uniform(1, 14)};
+    Stencil stencil = Stencil::laplace(radius, {0.3, 0.5, 0.7});
+    if (trial % 3 == 0)  // a general (not symmetric) stencil
+      for (auto& axis : stencil.plus)
+        for (double& c : axis) c = value(random);
+    const HaloPlan plan(n, radius, lanes);
+    std::vector<double> padded(static_cast<std::size_t>(plan.padded_lanes()));
+    for (double& v : padded) v = value(random);
+    const std::int64_t r = radius;
+    // The box and each face's ghosts in their own buffers, in message layout.
+    const std::vector<double> box = copy_out(plan, padded, {r, r, r}, n);
+    std::vector<double> ghosts[3][2];
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        Index3 begin{r, r, r}, extent = n;
+        begin[axis] = side == 0 ? 0 : n[axis] + r;
+        extent[axis] = r;
+        ghosts[axis][side] = copy_out(plan, padded, begin, extent);
+      }
+    const std::int64_t row = n[2] * lanes;
+    const std::array<Rows, 3> layout{Rows{nullptr, n[1] * row, row}, Rows{nullptr, r * row, row},
+                                     Rows{nullptr, n[1] * r * lanes, r * lanes}};
+    BoxInput input{Rows{box.data(), n[1] * row, row}, {}, {}, {}};
+    std::array<Rows, 2>* faces[3] = {&input.x_ghosts, &input.y_ghosts, &input.z_ghosts};
+    for (int axis = 0; axis < 3; ++axis)
+      for (int side = 0; side < 2; ++side) {
+        Rows rows = layout[static_cast<std::size_t>(axis)];
+        rows.first = ghosts[axis][side].data();
+        (*faces[axis])[static_cast<std::size_t>(side)] = rows;
+      }
+    Region region;
+    for (int axis = 0; axis < 3; ++axis) {
+      region.begin[axis] = uniform(0, n[axis] - 1);
+      region.extent[axis] = uniform(1, n[axis] - region.begin[axis]);
+    }
+    if (trial % 4 == 0) region = Region{{0, 0, 0}, n};
+    std::vector<double> expected(static_cast<std::size_t>(plan.grid_lanes()), 0.0), got = expected;
+    hybridfd::apply_stencil(stencil, plan, padded.data(), region, expected.data());
+    hybridfd::apply_stencil(stencil, plan, input, region, got.data(), trial % 2 == 0);
+    if (std::memcmp(expected.data(), got.data(), expected.size() * sizeof(double)) != 0) {
+      std::printf(
+          "FAILED: trial %d, box %lldx%lldx%lld, radius %d, lanes %d, region at (%lld,%lld,%lld) of "
+          "(%lld,%lld,%lld)\n",
+          trial, static_cast<long long>(n[0]), static_cast<long long>(n[1]), static_cast<long long>(n[2]), radius,
+          lanes, static_cast<long long>(region.begin[0]), static_cast<long long>(region.begin[1]),
+          static_cast<long long>(region.begin[2]), static_cast<long long>(region.extent[0]),
+          static_cast<long long>(region.extent[1]), static_cast<long long>(region.extent[2]));
+      return 1;
+    }
+  }
+  std::printf("ok\n");
+  return 0;
+}
