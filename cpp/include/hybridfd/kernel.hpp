@@ -43,11 +43,8 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded);
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out, bool prefetch = true);
 
-// Applies `stencil` at the points of `region` (in box coordinates, i.e. 0-based in the
-// unpadded box) of the padded grid `padded` (prefetching when it exceeds a 1 MiB L2), whose box extent and lane count
-// `plan` describes, and writes them to the same points of the unpadded grid `out`. Each point's terms are summed in the
-// order documented in stencil.hpp, with separate multiplies and adds (the build disables floating-point contraction),
-// so the result does not depend on the compiler, the region split or the approach.
+// The same for a grid held padded with r ghost layers per side, as `plan` describes
+// (padded_input), prefetching when the grid is larger than a 1 MiB L2.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
 
