@@ -1,16 +1,17 @@
 // HaloPlan: the six faces of one box for a stencil of radius r (GPAW journal, Sect. 4.1:
 // a rank needs its neighbours' surface points to compute its own surface points).
 //
-// All sizes are in float64 lanes (a complex128 point is 2 lanes). A grid is held padded:
-// (nx+2r, ny+2r, (nz+2r)*lanes) with the box interior at [r, r+n) on every axis. A star
-// stencil reads no corner or edge ghosts, so each face is the box's cross-section only,
-// and exchanges along different axes are independent (what lets later schedules post
-// all dimensions at once).
+// All sizes are in float64 lanes (a complex128 point is 2 lanes). Regions are given in
+// the coordinates of the box padded by r on every side, (nx+2r, ny+2r, (nz+2r)*lanes),
+// with the box at [r, r+n) (no grid is held padded in an apply: the kernel reads ghosts
+// where they are, kernel.hpp). A star stencil reads no corner or edge ghosts, so each
+// face is the box's cross-section only, and exchanges along different axes are
+// independent (what lets later schedules post all dimensions at once).
 //
 // Bloch-periodic boundaries (GPAW's k-points, its apply(in, out, phase_cd)): a ghost
 // layer filled across the domain's periodic boundary holds the neighbour's points times a
-// phase factor. The factor is applied here, where ghosts are filled, so every schedule,
-// transport and model gets it, a rank that is its own neighbour included.
+// phase factor, applied here (apply_phase on a received face, ghosts_from_grid for a rank
+// that is its own neighbour), so every schedule, transport and model gets it.
 #pragma once
 
 #include <array>
