@@ -105,14 +105,16 @@ def hybridfd_worker(n: int, grids: int, dtype: str, repeats: int, save_dir: str)
 
 def peer_run(name: str, env_dir: Path, ranks: int, argv: list[str], extra_env: dict[str, str]) -> dict:
     """One launch of a peer script under that peer's Python and mpiexec, through hybridfd's
-    launcher (same yield settings as hybridfd's own runs)."""
+    launcher (same yield settings as hybridfd's own runs). The peer's bin comes first on
+    PATH: Devito compiles its MPI code with the ``mpicc`` it finds there."""
     from hybridfd import launch
 
+    path = f"{env_dir / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}"
     result = launch.run(
         ranks,
         [str(env_dir / "bin" / "python"), *argv],
         timeout=3000,
-        extra_env={"OMP_NUM_THREADS": "1", **extra_env},
+        extra_env={"OMP_NUM_THREADS": "1", "PATH": path, **extra_env},
         mpiexec=str(env_dir / "bin" / "mpiexec"),
     )
     try:
