@@ -14,6 +14,15 @@ The host platform's costs are measured in the same rounds as the runs they predi
 - CPU time per message: calibrate.message_seconds (the core's own exchange), charged by
   SMPI as send and receive overhead.
 
+The host platform is this machine as it is: one node with the cores of the affinity mask
+(platform.host_topology), every rank on it; SimGrid shares a host's cores fairly among
+the ranks computing at a time (4 ranks on 2 cores: half a core each), as the OS shares
+them here. What processor sharing leaves out is shown beside each row: the CPU time the
+real run spends per apply, all ranks together (getrusage of the finished ranks, the
+difference of a short and a long run, so start-up cancels), against the stencil's CPU
+time (ranks x one rank's share); the rest is MPI progress polling, yields and context
+switches of ranks waiting for a partner, which a waiting simulated rank does not spend.
+
 ``--model first`` reproduces the first validation's model (one-rank apply of the whole
 problem, no per-message overhead) beside the new one. Needs `make setup`, the driver built
 with the real MPI in build/tools (cmake -S . -B build/tools -DHYBRIDFD_PYTHON=OFF
@@ -27,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,6 +71,22 @@ def measured(ranks: int, approach: str) -> dict:
     if result.returncode != 0:
         raise RuntimeError(result.output)
     return record(result.output)
+
+
+def cpu_per_apply_ms(ranks: int, approach: str, applies: int = 200) -> tuple[float, float]:
+    """(CPU ms, of which system ms) all ranks of the real run spend per apply: getrusage of
+    the finished ranks for a run of 10 applies and one of 10 + ``applies``, differenced
+    (start-up, allocation and the first applies cancel)."""
+    cpu, system = [], []
+    for repeats in (10, 10 + applies):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        command = [DRIVER, *PROBLEM, "--repeats", str(repeats), "--shape", str(SIZE), "--approach", approach]
+        if launch.run(ranks, command, timeout=300).returncode != 0:
+            raise RuntimeError(f"{command} failed")
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        system.append(after.ru_stime - before.ru_stime)
+        cpu.append(after.ru_utime - before.ru_utime + system[-1])
+    return 1e3 * (cpu[1] - cpu[0]) / applies, 1e3 * (system[1] - system[0]) / applies
 
 
 def concurrent_share_ms(ranks: int, process_grid: list[int]) -> float:
@@ -99,6 +125,9 @@ def main(argv: list[str] | None = None) -> int:
             samples.setdefault((ranks, "share"), []).append(share_ms)
             for approach in APPROACHES:
                 samples.setdefault((ranks, approach, "measured"), []).append(rows[approach]["median_ms"])
+                cpu_ms, system_ms = cpu_per_apply_ms(ranks, approach)
+                samples.setdefault((ranks, approach, "cpu"), []).append(cpu_ms)
+                samples.setdefault((ranks, approach, "system"), []).append(system_ms)
                 for name in args.model:
                     with tempfile.TemporaryDirectory() as directory:
                         arguments = [*PROBLEM, "--shape", str(SIZE), "--approach", approach, "--compute", "modelled"]
@@ -115,8 +144,11 @@ def main(argv: list[str] | None = None) -> int:
         f"\nmedians of {args.rounds} rounds, load average {min(samples[('load',)]):.1f}-{max(samples[('load',)]):.1f}"
     )
     header = " | ".join(f"{name} simulated ms | {name} error" for name in args.model)
-    print(f"| ranks | approach | measured ms | concurrent shares ms | {header} |")
-    print("| --- " * (4 + 2 * len(args.model)) + "|")
+    print(
+        "| ranks | approach | measured ms | real CPU ms per apply (system) | stencil CPU ms (ranks x share) "
+        f"| {header} |"
+    )
+    print("| --- " * (5 + 2 * len(args.model)) + "|")
     for ranks in (2, 4):
         for approach in APPROACHES:
             real = median(ranks, approach, "measured")
@@ -124,8 +156,9 @@ def main(argv: list[str] | None = None) -> int:
             for name in args.model:
                 simulated = median(ranks, approach, name)
                 cells += [f"{simulated:.2f}", f"{100 * (simulated - real) / real:+.0f} %"]
-            share = median(ranks, "share")
-            print(f"| {ranks} | {approach} | {real:.2f} | {share:.2f} | {' | '.join(cells)} |", flush=True)
+            cpu = f"{median(ranks, approach, 'cpu'):.2f} ({median(ranks, approach, 'system'):.2f})"
+            stencil = f"{ranks * median(ranks, 'share'):.2f} ({ranks} x {median(ranks, 'share'):.2f})"
+            print(f"| {ranks} | {approach} | {real:.2f} | {cpu} | {stencil} | {' | '.join(cells)} |", flush=True)
     return 0
 
 

@@ -3,6 +3,7 @@ hand-written small files (tests/data/platforms), compared as canonical XML."""
 
 from __future__ import annotations
 
+import os
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -46,3 +47,14 @@ def test_bluegene_p_is_a_mesh_below_512_nodes_and_a_torus_from_512() -> None:
 def test_hostfile_is_packed_and_a_single_node_takes_any_number_of_ranks() -> None:
     assert platform.hostfile(Topology.preset("bluegene-p", 8), 8) == "node-0\n" * 4 + "node-1\n" * 4
     assert platform.hostfile(platform.host_topology(2), 8) == "node-0\n" * 8
+
+
+def test_the_host_platform_has_this_machines_cores_and_every_rank_on_it() -> None:
+    """Validation models this machine as it is: one host with the cores this process may
+    run on (more ranks than cores then share them, as in the real run)."""
+    cores = len(os.sched_getaffinity(0))
+    topology = platform.host_topology()
+    assert topology.nodes == 1 and topology.cores_per_node == cores
+    (host,) = ET.fromstring(platform.platform_xml(topology, MACHINE).split("?>", 1)[1].split(">", 1)[1]).iter("host")
+    assert host.get("core") == str(cores)
+    assert platform.hostfile(topology, 2 * cores) == "node-0\n" * (2 * cores)

@@ -61,3 +61,21 @@ def test_threads_at_scale_charge_the_node_rate_and_the_team_cost(smpi_driver: Pa
     (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
     compute_seconds = 2 * 16 * 12 * 10 * 19 / 2 / 1e8
     assert row["median_ms"] == pytest.approx(1e3 * (compute_seconds + 1e-3 + 2e-3), rel=1e-5), row
+
+
+@pytest.mark.parametrize(("cores", "shared_by"), [(4, 1), (2, 2), (1, 4)])
+def test_ranks_beyond_the_cores_share_them(smpi_driver: Path, tmp_path: Path, cores: int, shared_by: int) -> None:
+    """The host platform's placement (docs/simulation.md, section 4): 4 ranks on one host of
+    ``cores`` cores, each computing alone (4 grid groups of one grid on the whole periodic
+    box: no messages), take ``shared_by`` times one rank's compute, as processes
+    time-sharing the cores would in total (SimGrid shares a host's cores fairly among the
+    ranks computing, each at most one core)."""
+    machine = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
+    arguments = [
+        *("--grids", "4", "--shape", "16", "12", "10", "--approach", "flat-optimized", "--batch", "1"),
+        *("--slope", "0", "--grid-groups", "4", "--repeats", "1", "--compute", "modelled"),
+    ]
+    (row,) = smpi.run(4, platform.host_topology(cores), machine, arguments, tmp_path, smpi_driver)["rows"]
+    one_rank_seconds = 16 * 12 * 10 * 19 / 1e8
+    # to 0.1 us: the simulated clock as MPI_Wtime reports it
+    assert row["median_ms"] == pytest.approx(1e3 * shared_by * one_rank_seconds, abs=1e-4), row

@@ -240,16 +240,18 @@ int run(const BenchOptions& options, int rank, int size) {
   const std::int64_t lanes = lanes_per_point(domain.dtype);
   const Index3& extent = box.extent;
   const std::int64_t local_lanes = group.grids * extent[0] * extent[1] * extent[2] * lanes;
-  GridStorage in(local_lanes, modelled), out(local_lanes, modelled);
+  GridStorage grids(local_lanes, 2, modelled);
+  double* const in = grids.data(0);
+  double* const out = grids.data(1);
   if (!modelled)
     for_each_lane(box, group.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
-      in.data()[i] = field_value(group.first_grid + g, p[0], p[1], p[2], lane);
+      in[i] = field_value(group.first_grid + g, p[0], p[1], p[2], lane);
     });
   const std::int64_t item = 8 * lanes;
-  ArrayRef in_ref{in.data(), options.dtype, 4, {group.grids, extent[0], extent[1], extent[2]}, {}, true};
+  ArrayRef in_ref{in, options.dtype, 4, {group.grids, extent[0], extent[1], extent[2]}, {}, true};
   in_ref.strides = {item * extent[0] * extent[1] * extent[2], item * extent[1] * extent[2], item * extent[2], item};
   ArrayRef out_ref = in_ref;
-  out_ref.data = out.data();
+  out_ref.data = out;
 
   apply(in_ref, out_ref);  // warm-up, and the result checked below
   std::optional<double> result_checksum, reference_checksum, max_error;
@@ -264,7 +266,7 @@ int run(const BenchOptions& options, int rank, int size) {
     if (options.grid_groups == 1) return in_group;
     return sum_in_rank_order(comm, rank < options.grid_groups ? in_group : 0.0);
   };
-  if (!modelled) result_checksum = total_checksum(out.data());
+  if (!modelled) result_checksum = total_checksum(out);
   if (check) {
     std::vector<double> expected(static_cast<std::size_t>(local_lanes));
     for_each_lane(box, group.grids, lanes, [&](std::int64_t g, const Index3& p, std::int64_t lane, std::int64_t i) {
@@ -274,9 +276,9 @@ int run(const BenchOptions& options, int rank, int size) {
     std::int64_t different = 0;
     for (std::int64_t i = 0; i < local_lanes; ++i) {
       const double e = expected[static_cast<std::size_t>(i)];
-      worst[0] = std::max(worst[0], std::abs(out.data()[i] - e));
+      worst[0] = std::max(worst[0], std::abs(out[i] - e));
       worst[1] = std::max(worst[1], std::abs(e));
-      different += out.data()[i] != e;
+      different += out[i] != e;
     }
     MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_DOUBLE, MPI_MAX, comm);
     MPI_Allreduce(MPI_IN_PLACE, &different, 1, MPI_INT64_T, MPI_SUM, comm);

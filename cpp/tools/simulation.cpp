@@ -47,8 +47,8 @@ void charge_seconds(double seconds) {
 #endif
 }
 
-GridStorage::GridStorage(std::int64_t lanes, bool shared) : shared_(shared) {
-  const auto bytes = static_cast<std::size_t>(lanes > 0 ? lanes : 1) * sizeof(double);
+GridStorage::GridStorage(std::int64_t lanes, int arrays, bool shared) : lanes_(lanes > 0 ? lanes : 1), shared_(shared) {
+  const auto bytes = static_cast<std::size_t>(lanes_) * static_cast<std::size_t>(arrays) * sizeof(double);
 #ifdef HYBRIDFD_SMPI
   if (shared_) {
     data_ = static_cast<double*>(SMPI_SHARED_MALLOC(bytes));

@@ -5,6 +5,7 @@
 // refused or are plain allocations.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "hybridfd/stencil.hpp"
@@ -30,19 +31,23 @@ void use_modelled_compute(int threads = 1);
 // the SMPI build otherwise.
 void charge_seconds(double seconds);
 
-// `lanes` float64 values: under SMPI with modelled compute one shared allocation per
-// rank (SMPI_SHARED_MALLOC: every rank's block maps the same memory, whose content is
-// then meaningless), else an ordinary zeroed allocation.
+// `arrays` arrays of `lanes` float64 values each, in one allocation: under SMPI with
+// modelled compute one shared allocation per rank (SMPI_SHARED_MALLOC: every rank's block
+// maps the same memory, whose content is then meaningless), else an ordinary zeroed
+// allocation. One allocation, not one per array: each shared allocation is at least one
+// memory mapping per rank, and at 16,384 ranks two of them plus SimGrid's stacks pass the
+// kernel's 65,530 mappings per process (vm.max_map_count).
 class GridStorage {
  public:
-  GridStorage(std::int64_t lanes, bool shared);
+  GridStorage(std::int64_t lanes, int arrays, bool shared);
   ~GridStorage();
   GridStorage(const GridStorage&) = delete;
   GridStorage& operator=(const GridStorage&) = delete;
-  double* data() const { return data_; }
+  double* data(int array) const { return data_ + static_cast<std::ptrdiff_t>(array) * lanes_; }
 
  private:
   double* data_ = nullptr;
+  std::int64_t lanes_ = 0;
   bool shared_ = false;
 };
 

@@ -1,0 +1,129 @@
+"""Fig. 7.4 (2,816 grids of 192^3 on 1,024-16,384 Blue Gene/P cores) simulated with fewer
+grids per apply, the time per apply of 2,816 grids extrapolated (docs/simulation.md,
+section 6).
+
+Why this is possible: SMPI's wall time grows with the messages per apply (ranks x batch
+steps x 6), and 2,816 grids are 17 million messages for flat-original at 1,024 cores,
+hours here. But every batch step of an apply is the same work on every rank (the same
+boxes, the same faces, the same compute): the presets' batches are [4, 8, ..., 8, 4]
+(batch 8, geometric slope 1) for any multiple of 8 grids per rank (of 32 for
+hybrid-multiple's 4 grid groups), and flat-original is one identical serial-dims round
+per grid. The simulation is deterministic, so once the pipeline is in its steady state
+each further batch step adds the same time, and T(G) = a + b G exactly for G of that
+form. That is an assumption about the simulated schedule (ranks could drift apart batch
+after batch), so it is checked, not assumed: each approach is simulated at three grid
+counts, the line through the two largest predicts the smallest (``check`` column), and
+with ``--direct`` the full 2,816 grids are simulated where that is affordable and set
+beside the extrapolation.
+
+    nice -n 10 .venv/bin/python benchmarks/simulated_scalability.py --cores 1024 16384 \
+        -o benchmarks/results/simulated_scalability_bluegene_p.json
+
+Every simulated point is cached as JSON (hybridfd.simulate.experiments' cache), so a re-run
+only simulates what is new.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hybridfd.experiments._stencil import model_of, variant
+from hybridfd.perfmodel.store import cache_dir
+from hybridfd.simulate import experiments, smpi
+
+GRIDS, SHAPE = 2816, 192
+FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
+#: Grid counts simulated per approach: multiples of the preset's batch (8) times the
+#: grid groups (4 for hybrid-multiple), so the batches have the same form as at 2,816.
+POINTS = {
+    "flat-original": (4, 8, 12),
+    "flat-optimized": (16, 24, 32),
+    "hybrid-master-only": (16, 24, 32),
+    "hybrid-multiple": (64, 96, 128),
+}
+
+
+def simulate(approach: str, cores: int, grids: int, cache: Path, driver: Path) -> tuple[float, float]:
+    """(simulated ms per apply, wall seconds) of ``grids`` grids of 192^3 on ``cores`` cores."""
+    job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": 2, "simulate": {"platform": "bluegene-p"}}
+    run = experiments.plan(variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
+    if run is None:
+        raise ValueError(f"{approach} is not simulated at scale")
+    start = time.perf_counter()
+    row = experiments.simulate(run, experiments.MACHINES["bluegene-p"], cache, driver, timeout=4 * 3600)
+    return row["median_ms"], time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", type=int, nargs="+", default=[1024])
+    parser.add_argument("--approaches", nargs="+", default=list(POINTS), choices=list(POINTS))
+    parser.add_argument("--direct", nargs="*", default=[], metavar="APPROACH@CORES", help="also simulate 2,816 grids")
+    parser.add_argument(
+        "--points",
+        nargs="*",
+        default=[],
+        metavar="APPROACH=G1,G2,G3",
+        help="other grid counts for an approach (three, of the same form as POINTS)",
+    )
+    parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
+    parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
+    parser.add_argument("-o", "--output", help="JSON file of the rows")
+    args = parser.parse_args(argv)
+    cache, driver = Path(args.cache), Path(args.driver)
+    points_of = dict(POINTS)
+    for text in args.points:
+        approach, _, counts = text.partition("=")
+        points_of[approach] = tuple(int(c) for c in counts.split(","))
+        if approach not in POINTS or len(points_of[approach]) != 3:
+            parser.error(f"--points {text}: need a known approach and three grid counts")
+    core_speed = experiments.MACHINES["bluegene-p"].core_speed
+    rows: list[dict[str, Any]] = []
+    if args.output and Path(args.output).exists():
+        rows = json.loads(Path(args.output).read_text())["rows"]
+    done = {(r["approach"], r["cores"]) for r in rows}
+    for cores in args.cores:
+        # The stencil's compute per core for 2,816 grids, at the BG/P core rate: the
+        # utilisation's numerator (the paper's "CPU utilization").
+        compute_ms = 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / core_speed
+        for approach in args.approaches:
+            if (approach, cores) in done:
+                continue
+            points = []
+            for grids in points_of[approach]:
+                ms, wall = simulate(approach, cores, grids, cache, driver)
+                points.append((grids, ms))
+                print(f"{approach} {cores} cores {grids} grids: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
+            (g1, t1), (g2, t2), (g3, t3) = points
+            per_grid = (t3 - t2) / (g3 - g2)
+            predicted_first = t2 - per_grid * (g2 - g1)
+            extrapolated = t3 + per_grid * (GRIDS - g3)
+            row = {
+                "approach": approach,
+                "cores": cores,
+                "points": points,
+                "ms_per_grid": per_grid,
+                "check_relative": (predicted_first - t1) / t1,
+                "extrapolated_ms": extrapolated,
+                "compute_ms": compute_ms,
+                "utilisation": compute_ms / extrapolated,
+            }
+            key = f"{approach}@{cores}"
+            if key in args.direct:
+                row["direct_ms"], wall = simulate(approach, cores, GRIDS, cache, driver)
+                print(f"{key} 2816 grids directly: {row['direct_ms']:.3f} ms ({wall:.0f} s wall)", flush=True)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            if args.output:
+                Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+                Path(args.output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
