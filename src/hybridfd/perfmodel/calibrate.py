@@ -5,9 +5,11 @@
   Hockney's T(s) = l + s/B (:func:`fit_hockney`); B is the asymptotic bandwidth, and the
   half-bandwidth size is where the measured s/T(s) first reaches B/2 (Fig. 3.1 reads it
   near 10^3 bytes on Blue Gene/P; for the fitted line it is l*B).
-- Compute time per point C, per dtype and sub-grid size, from hybridfd's own kernel
-  (:func:`hybridfd.kernel.apply_padded`) over distinct grids spanning 96 MiB, so that
-  they come from memory as in an apply of many grids.
+- Compute time per point C, per dtype and sub-grid size, measured on every rank at once
+  (up to the host's cores, which share the memory bandwidth as in a job), from an apply
+  with nothing to exchange (an Operator on ``MPI.COMM_SELF`` over a non-periodic box:
+  the kernel reading the grids in place, as every apply does) over distinct grids
+  spanning 96 MiB, so that they come from memory as in an apply of many grids.
 - Copy cost per halo byte: the six faces of a batch of grids copied into contiguous
   buffers, as packing does (strided rows, the z faces' only r points long), per halo
   byte. A face to another rank costs one such copy (its pack: the stencil reads the
@@ -43,7 +45,7 @@ from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: measured as packing
+FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: packing, apply compute
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -223,33 +225,25 @@ WORKING_SET_BYTES = 96 << 20
 
 
 def compute_per_point(dtype: str, n: int, radius: int = 2, repeats: int = 5) -> float:
-    """Seconds per point of hybridfd's kernel on n^3 grids (padded by ``radius``), over
-    distinct grids spanning :data:`WORKING_SET_BYTES`, so they come from memory."""
-    from hybridfd.kernel import apply_padded
-    from hybridfd.stencil import Stencil
-
-    stencil = Stencil.laplace(radius, 0.2)
-    rng = np.random.default_rng(n)
-    padded = rng.standard_normal((n + 2 * radius,) * 3)
-    if dtype == "complex128":
-        padded = padded + 1j * rng.standard_normal(padded.shape)
-    padded = np.ascontiguousarray(padded, dtype=dtype)
-    out = np.empty((n, n, n), dtype=dtype)
+    """Seconds per point of an apply's compute on n^3 grids: an Operator on
+    ``MPI.COMM_SELF`` over a non-periodic box (no message, no copy: the kernel reading the
+    grids in place, as in every apply), over distinct grids spanning
+    :data:`WORKING_SET_BYTES`, so they come from memory."""
+    itemsize = np.dtype(dtype).itemsize
     # At most 4,096 grids: below 10^3 points a grid's call costs more than its bytes.
-    grids = max(1, min(4096, math.ceil(WORKING_SET_BYTES / (padded.nbytes + out.nbytes))))
-    inputs = np.repeat(padded[np.newaxis], grids, axis=0)
-    outputs = np.empty((grids, n, n, n), dtype=dtype)
-    for g in range(grids):  # first touch of every page
-        apply_padded(stencil, inputs[g], outputs[g])
+    grids = max(1, min(4096, math.ceil(WORKING_SET_BYTES / (2 * n**3 * itemsize))))
+    op = _self_operator(n, dtype, radius, periodic=False, approach="flat-optimized", schedule="all-dims", batch=grids)
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((grids, n, n, n))
+    if dtype == "complex128":
+        a = a + 1j * rng.standard_normal(a.shape)
+    a = np.ascontiguousarray(a, dtype=dtype)
+    out = np.empty_like(a)
+    op.apply(a, out)  # first touch of every page
+    return _median_time(lambda: op.apply(a, out), repeats) / (grids * n**3)
 
-    def run() -> None:
-        for g in range(grids):
-            apply_padded(stencil, inputs[g], outputs[g])
 
-    return _median_time(run, repeats) / (grids * n**3)
-
-
-def _self_operator(n: int, dtype: str, radius: int, **options: object) -> object:
+def _self_operator(n: int, dtype: str, radius: int, periodic: bool = True, **options: object) -> object:
     from mpi4py import MPI
 
     from hybridfd.decomposition import Decomposition
@@ -257,7 +251,7 @@ def _self_operator(n: int, dtype: str, radius: int, **options: object) -> object
     from hybridfd.operator import Operator
     from hybridfd.stencil import Stencil
 
-    domain = Domain(shape=(n, n, n), periodic=(True, True, True), dtype=dtype)
+    domain = Domain(shape=(n, n, n), periodic=(periodic,) * 3, dtype=dtype)
     return Operator(Decomposition(domain, MPI.COMM_SELF), Stencil.laplace(radius, 0.2), **options)
 
 
@@ -357,10 +351,23 @@ def calibrate(
     comm = MPI.COMM_WORLD if comm is None else comm
     seconds = pingpong(comm, sizes, repeats)
     latency, bandwidth, half = fit_hockney(sizes, seconds)
+    # The compute rate with every core of the host at work, as in a job: ranks on one
+    # host share its memory bandwidth (measured: one rank alone ran a third faster than
+    # each of two at once). Ranks beyond the host's cores wait, so that none is slowed by
+    # another on the same core.
+    local = comm.Split_type(MPI.COMM_TYPE_SHARED)
+    busy = local.Get_rank() < (os.cpu_count() or 1)
+    local.Free()
+    compute: dict[str, dict[str, float]] = {dtype: {} for dtype in dtypes}
+    for dtype in dtypes:
+        for n in subgrids:
+            comm.Barrier()
+            if busy:
+                compute[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
     entry = None
     if comm.Get_rank() == 0:
-        # Rank 0 measures the on-node costs alone, while the others wait, so they are
-        # not slowed by ranks competing for the same cores.
+        # Rank 0 measures the other on-node costs alone, while the others wait, so they
+        # are not slowed by ranks competing for the same cores.
         entry = {
             "host": host_name(),
             "mpi_library": mpi_library(),
@@ -370,9 +377,7 @@ def calibrate(
             "latency": latency,
             "bandwidth": bandwidth,
             "half_bandwidth_bytes": half,
-            "compute_per_point": {
-                dtype: {str(n): compute_per_point(dtype, n, repeats=repeats) for n in subgrids} for dtype in dtypes
-            },
+            "compute_per_point": compute,
             "pack_per_byte": {dtype: pack_per_byte(dtype, repeats=repeats) for dtype in dtypes},
             "sync": sync_seconds(repeats=repeats),
             "cores": os.cpu_count() or 1,
