@@ -26,11 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tuning_job import GRIDS, JOB_GRIDS, job_case, run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
-GRIDS = 64
-JOB_GRIDS = 1000
 
 
 def settings() -> list[tuple[int, int]]:
@@ -57,19 +56,6 @@ def timed_apply(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> flo
     return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
 
 
-def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
-    """A job of JOB_GRIDS grids applied GRIDS at a time (as a code loops over blocks of
-    its grids, e.g. GPAW's bands): the slowest rank's seconds."""
-    from mpi4py import MPI
-
-    comm.Barrier()
-    begin = time.perf_counter()
-    for first in range(0, JOB_GRIDS, GRIDS):
-        count = min(GRIDS, JOB_GRIDS - first)
-        op.apply(a[:count], out=out[:count])
-    return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
-
-
 def worker(quick: bool, repeats: int, trial_grids: int | None) -> None:
     from mpi4py import MPI
 
@@ -93,11 +79,7 @@ def worker(quick: bool, repeats: int, trial_grids: int | None) -> None:
     cases = []
     for dtype in dtypes:
         for n in edges:
-            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
-            rng = np.random.default_rng(comm.rank)
-            a = rng.standard_normal(dec.local_shape(GRIDS)).astype(dtype)
-            out = np.empty_like(a)
-            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            dec, a, out, reference = job_case(comm, stencil, dtype, n)
             problem = problem_of(dec, stencil.radius, GRIDS)
             costs = calibrate.costs(entry, dtype, problem.points)
             operators = {

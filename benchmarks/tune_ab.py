@@ -21,14 +21,12 @@ import importlib.util
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
+from tuning_job import job_case, run_job
 
 ROOT = Path(__file__).resolve().parents[1]
-GRIDS = 64
-JOB_GRIDS = 1000
 
 
 def baseline_module(commit: str, folder: Path) -> object:
@@ -62,10 +60,7 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
     cases = []
     for dtype in dtypes:
         for n in edges:
-            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
-            a = np.random.default_rng(comm.rank).standard_normal(dec.local_shape(GRIDS)).astype(dtype)
-            out = np.empty_like(a)
-            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            dec, a, out, reference = job_case(comm, stencil, dtype, n)
             rows: dict[str, list[tuple]] = {name: [] for name in tuners}
             for _ in range(repeats):
                 for name, module in tuners.items():
@@ -73,12 +68,7 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
                     hf.tune = module
                     options = {"cache": False, "calibration": calibration}
                     auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
-                    comm.Barrier()
-                    begin = time.perf_counter()
-                    for first in range(0, JOB_GRIDS, GRIDS):
-                        count = min(GRIDS, JOB_GRIDS - first)
-                        auto.apply(a[:count], out=out[:count])
-                    job = comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+                    job = run_job(comm, auto, a, out)
                     assert np.array_equal(out, reference)
                     tuning = auto.config["tuning"]
                     rows[name].append(

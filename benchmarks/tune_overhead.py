@@ -23,21 +23,9 @@ import time
 from pathlib import Path
 
 import numpy as np
+from tuning_job import GRIDS, JOB_GRIDS, job_case, run_job
 
-GRIDS = 64
-JOB_GRIDS = 1000
 CHOICE = ("approach", "model", "schedule", "transport", "batch", "slope", "threads")
-
-
-def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
-    from mpi4py import MPI
-
-    comm.Barrier()
-    begin = time.perf_counter()
-    for first in range(0, JOB_GRIDS, GRIDS):
-        count = min(GRIDS, JOB_GRIDS - first)
-        op.apply(a[:count], out=out[:count])
-    return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
 
 
 def slowest(comm: object, seconds: float) -> float:
@@ -64,11 +52,7 @@ def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
     cases = []
     for dtype in dtypes:
         for n in edges:
-            dec = hf.Decomposition(hf.Domain((2 * n, n, n), dtype=dtype), comm, grid=(comm.size, 1, 1))
-            rng = np.random.default_rng(comm.rank)
-            a = rng.standard_normal(dec.local_shape(GRIDS)).astype(dtype)
-            out = np.empty_like(a)
-            reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+            dec, a, out, reference = job_case(comm, stencil, dtype, n)
             options = {"cache": False, "calibration": calibration}
             auto_jobs, chosen_jobs, decisions = [], [], []
             for _ in range(repeats):
