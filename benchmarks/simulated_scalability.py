@@ -17,7 +17,8 @@ with ``--direct`` the full 2,816 grids are simulated where that is affordable an
 beside the extrapolation.
 
     nice -n 10 .venv/bin/python benchmarks/simulated_scalability.py --cores 1024 16384 \
-        -o benchmarks/results/simulated_scalability_bluegene_p.json
+        -o benchmarks/results/simulated_scalability_bluegene_p.json \
+        --plot docs/img/simulated_scalability_bluegene_p.png
 
 Every simulated point is cached as JSON (hybridfd.simulate.experiments' cache), so a re-run
 only simulates what is new.
@@ -74,6 +75,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     parser.add_argument("-o", "--output", help="JSON file of the rows")
+    parser.add_argument("--plot", metavar="PNG", help="plot the rows of --output (time and utilisation)")
     args = parser.parse_args(argv)
     cache, driver = Path(args.cache), Path(args.driver)
     points_of = dict(POINTS)
@@ -122,7 +124,65 @@ def main(argv: list[str] | None = None) -> int:
             if args.output:
                 Path(args.output).parent.mkdir(parents=True, exist_ok=True)
                 Path(args.output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
+    if args.plot:
+        plot(rows, Path(args.plot))
     return 0
+
+
+#: The papers' values at 16,384 cores (GPAW journal Sect. 7.2, 8): CPU utilisation.
+PAPER_UTILISATION = {"flat-original": 0.36, "hybrid-multiple": 0.70}
+
+
+def plot(rows: list[dict[str, Any]], path: Path) -> None:
+    """Fig. 7.4 as simulated: ms per apply and CPU utilisation against cores, the papers'
+    16,384-core utilisations beside them (the seeds give no other values of the figure)."""
+    from hybridfd.experiments._plot import figure, save
+
+    def ms_of(row: dict[str, Any]) -> float:
+        # A direct simulation of all 2,816 grids, where there is one, over the line.
+        return row.get("direct_ms", row["extrapolated_ms"])
+
+    fig, (left, right) = figure(panels=2, width=4.5)
+    cores = sorted({r["cores"] for r in rows})
+    for approach in POINTS:
+        mine = sorted((r for r in rows if r["approach"] == approach), key=lambda r: r["cores"])
+        if not mine:
+            continue
+        line = left.plot([r["cores"] for r in mine], [ms_of(r) for r in mine], marker="o", label=approach)
+        right.plot(
+            [r["cores"] for r in mine],
+            [100 * r["compute_ms"] / ms_of(r) for r in mine],
+            marker="o",
+            color=line[0].get_color(),
+        )
+        if approach in PAPER_UTILISATION:
+            right.plot(
+                [16384],
+                [100 * PAPER_UTILISATION[approach]],
+                marker="*",
+                markersize=12,
+                linestyle="none",
+                color=line[0].get_color(),
+                label=f"paper: {approach}",
+            )
+    compute = sorted({(r["cores"], r["compute_ms"]) for r in rows})
+    left.plot([c for c, _ in compute], [ms for _, ms in compute], color="grey", linestyle=":", label="compute alone")
+    for ax in (left, right):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(cores)
+        ax.set_xticklabels([str(c) for c in cores], fontsize=7)
+        ax.set_xlabel("cores")
+    left.set_yscale("log")
+    left.set_ylabel("simulated ms per apply")
+    left.legend(fontsize=7)
+    right.set_ylabel("CPU utilisation, % (compute alone / time)")
+    right.set_ylim(0, 105)
+    right.legend(fontsize=7)
+    fig.suptitle(
+        f"Fig. 7.4 simulated on Blue Gene/P: {GRIDS} grids of {SHAPE}^3 (extrapolated, or direct where simulated)",
+        fontsize=9,
+    )
+    save(fig, path)
 
 
 if __name__ == "__main__":
