@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from tuning_job import job_case, run_job
+from tuning_job import calibration_file, job_case, remove_calibration, run_job
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -46,16 +46,10 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
 
     import hybridfd as hf
     from hybridfd import tune as current
-    from hybridfd.perfmodel import calibrate
 
     comm = MPI.COMM_WORLD
-    folder = Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-ab-") if comm.rank == 0 else None))
     tuners = {"this checkout": current, commit: baseline_module(commit, Path(tempfile.mkdtemp()))}
-    calibration = folder / "calibration.json"
-    entry = calibrate.calibrate(comm, subgrids=tuple(edges), dtypes=tuple(dtypes), repeats=3)
-    if comm.rank == 0:
-        calibrate.save(entry, calibration)
-    comm.Barrier()
+    calibration = calibration_file(comm, edges, dtypes, "hybridfd-tune-ab-")
     stencil = hf.Stencil.laplace(2, 0.2)
     cases = []
     for dtype in dtypes:
@@ -89,10 +83,8 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
                     "tuners": {name: [float(x) for x in np.median(np.array(r), axis=0)] for name, r in rows.items()},
                 }
             )
-    comm.Barrier()
+    remove_calibration(comm, calibration)
     if comm.rank == 0:
-        calibration.unlink(missing_ok=True)
-        folder.rmdir()
         from hybridfd import launch
 
         launch.report_result({"cases": cases})

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
-from tuning_job import GRIDS, JOB_GRIDS, job_case, run_job
+from tuning_job import GRIDS, JOB_GRIDS, calibration_file, job_case, remove_calibration, run_job
 
 CHOICE = ("approach", "model", "schedule", "transport", "batch", "slope", "threads")
 
@@ -39,16 +37,10 @@ def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
 
     import hybridfd as hf
     from hybridfd import tune
-    from hybridfd.perfmodel import calibrate
 
     comm = MPI.COMM_WORLD
     stencil = hf.Stencil.laplace(2, 0.2)
-    folder = Path(comm.bcast(tempfile.mkdtemp(prefix="hybridfd-tune-overhead-") if comm.rank == 0 else None))
-    calibration = folder / "calibration.json"
-    entry = calibrate.calibrate(comm, subgrids=tuple(edges), dtypes=tuple(dtypes), repeats=3)
-    if comm.rank == 0:
-        calibrate.save(entry, calibration)
-    comm.Barrier()
+    calibration = calibration_file(comm, edges, dtypes, "hybridfd-tune-overhead-")
     cases = []
     for dtype in dtypes:
         for n in edges:
@@ -109,10 +101,8 @@ def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
                     "presets": float(np.median(samples)),
                 }
             )
-    comm.Barrier()
+    remove_calibration(comm, calibration)
     if comm.rank == 0:
-        calibration.unlink(missing_ok=True)
-        folder.rmdir()
         from hybridfd import launch
 
         launch.report_result({"cases": cases})

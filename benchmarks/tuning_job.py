@@ -5,7 +5,9 @@ applies them GRIDS at a time."""
 
 from __future__ import annotations
 
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -34,3 +36,25 @@ def run_job(comm: object, op: object, a: np.ndarray, out: np.ndarray) -> float:
         count = min(GRIDS, JOB_GRIDS - first)
         op.apply(a[:count], out=out[:count])
     return comm.allreduce(time.perf_counter() - begin, op=MPI.MAX)
+
+
+def calibration_file(comm: object, edges: list[int], dtypes: list[str], prefix: str) -> Path:
+    """Collective: calibrate this machine for these sub-grids and dtypes and save it to a
+    file of its own (in a fresh temporary folder), which the tuner is then told to read."""
+    from hybridfd.perfmodel import calibrate
+
+    folder = Path(comm.bcast(tempfile.mkdtemp(prefix=prefix) if comm.rank == 0 else None))
+    path = folder / "calibration.json"
+    entry = calibrate.calibrate(comm, subgrids=tuple(edges), dtypes=tuple(dtypes), repeats=3)
+    if comm.rank == 0:
+        calibrate.save(entry, path)
+    comm.Barrier()
+    return path
+
+
+def remove_calibration(comm: object, path: Path) -> None:
+    """Collective: delete what :func:`calibration_file` made, once every rank is done."""
+    comm.Barrier()
+    if comm.rank == 0:
+        path.unlink(missing_ok=True)
+        path.parent.rmdir()
