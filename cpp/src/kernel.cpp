@@ -357,11 +357,12 @@ template <int Radius, int Lanes>
 constexpr int sliding_side = (Radius * Lanes + vector_lanes - 1) / vector_lanes;
 
 // One step of slide_rows: the vectors at lane k of each plane's row, in the documented
-// order, then the anchors moved on by one. Rows are addressed from the centre rows and
+// order, then the anchors moved on by one. The newest anchor is loaded here, or, at a
+// row's upper end (LoadTop false), built by the caller. Rows are addressed from the centre rows and
 // two strides held in locals, so that the compiler keeps them (and the coefficients) in
 // registers: read through the row structures, it reloads them from the stack at every
 // step.
-template <int Radius, int Lanes, bool Symmetric, int Planes>
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true>
 [[gnu::always_inline]] inline void sliding_step(const Coefficients<Radius, Vector>& c,
                                                 const double* const (&centre)[Planes], std::int64_t stride_x,
                                                 std::int64_t stride_y,
@@ -377,7 +378,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes>
   }
 #pragma GCC unroll 2
   for (int plane = 0; plane < Planes; ++plane) {
-    anchors[plane][count - 1] = load(centre[plane] + k + side * vector_lanes);
+    if constexpr (LoadTop) anchors[plane][count - 1] = load(centre[plane] + k + side * vector_lanes);
     along_x[Radius + plane] = anchors[plane][side];
   }
 #pragma GCC unroll 2
@@ -548,6 +549,27 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
   return plane.at(y);
 }
 
+// An anchor at a row's end: lanes Offset .. Offset + 3 from the row's lane 0 (Upper
+// false) or from its lane row_lanes (Upper true), lanes beyond the end read from the
+// row's `Reach` z ghosts and any further ones, which no window reads, set to 0. Every
+// position is known at compile time, so a vector that straddles the end is built in
+// registers (see AtEnd).
+template <int Reach, bool Upper, int Offset>
+[[gnu::always_inline]] inline Vector end_anchor(const double* end, const double* ghosts) {
+  if constexpr (Upper ? Offset + vector_lanes <= 0 : Offset >= 0) {
+    return load(end + Offset);
+  } else {
+    auto lane = [&]<int Lane>() -> double {
+      if constexpr (Upper)
+        return Lane < 0 ? end[Lane] : Lane < Reach ? ghosts[Lane] : 0.0;
+      else
+        return Lane >= 0 ? end[Lane] : Lane >= -Reach ? ghosts[Reach + Lane] : 0.0;
+    };
+    return Vector{lane.template operator()<Offset>(), lane.template operator()<Offset + 1>(),
+                  lane.template operator()<Offset + 2>(), lane.template operator()<Offset + 3>()};
+  }
+}
+
 // The rows y = 0 .. rows - 1 of `Planes` consecutive x-planes, lanes [begin, end) (at
 // least four), of a box whose x- and y-neighbours lie at fixed strides from its rows.
 // Each centre row is read once, as whole vectors sliding along it (one load per
@@ -560,30 +582,75 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 // them inside input (inside the row, or, in a padded array, among the ghosts and the
 // ghost rows around it). `prefetch`, if not null, holds per plane the row of y = 0 of
 // the plane the next x-step reads first, and its y-stride.
-template <int Radius, int Lanes, bool Symmetric, int Planes>
+//
+// With Ends, [begin, end) is the whole row and the rows' z ghosts lie elsewhere
+// (`z_ghosts`, per side, rows (x + plane, y_first + y)): the anchors beyond a row's ends
+// are built from them (end_anchor), and the last vectors of a row, whose newest anchor
+// would cross its upper end, are computed at compile-time offsets from it. Needs a row
+// of at least 4 (2 side + 2) lanes.
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
-                std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch) {
+                std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
+                const std::array<Rows, 2>* z_ghosts = nullptr, std::int64_t x = 0, std::int64_t y_first = 0) {
   constexpr int side = sliding_side<Radius, Lanes>;
+  constexpr int reach = Radius * Lanes;
+  constexpr int tail = side + 1;                  // vectors computed from the upper end
   const Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
   const std::int64_t last = end - vector_lanes;
+  // With Ends, steps while the newest anchor stays inside the row.
+  const std::int64_t step_end = Ends ? end - side * vector_lanes : end;
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* centre[Planes];
     double* target[Planes];
     Vector anchors[Planes][2 * side + 1];
+    [[maybe_unused]] const double* z_high[Planes];
     for (int plane = 0; plane < Planes; ++plane) {
       centre[plane] = first_centre + y * stride_y + plane * stride_x;
       target[plane] = first_target + y * out_stride_y + plane * out_stride_x;
-      for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + begin + (j - side) * vector_lanes);
+      if constexpr (Ends) {
+        const double* z_low = (*z_ghosts)[0].at(x + plane, y_first + y);
+        z_high[plane] = (*z_ghosts)[1].at(x + plane, y_first + y);
+        [&]<int... J>(std::integer_sequence<int, J...>) {
+          ((anchors[plane][J] = end_anchor<reach, false, (J - side) * vector_lanes>(centre[plane], z_low)), ...);
+        }(std::make_integer_sequence<int, 2 * side>{});
+      } else {
+        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + begin + (j - side) * vector_lanes);
+      }
     }
     std::int64_t k = begin;
     if (prefetch != nullptr)  // one prefetch per 64-byte line of each row
-      for (; k + 2 * vector_lanes <= end; k += 2 * vector_lanes) {
+      for (; k + 2 * vector_lanes <= step_end; k += 2 * vector_lanes) {
         for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane].at(y) + k, 0, 3);
         sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
         sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
                                                        target);
       }
+    if constexpr (Ends) {
+      for (; k + vector_lanes <= step_end; k += vector_lanes)
+        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
+      // The last `tail` vectors, at end - 4 tail .. end - 4 (the first may overlap what the
+      // steps wrote: the same values again).
+      const std::int64_t from = end - tail * vector_lanes;
+      [&]<int... J, int... M>(std::integer_sequence<int, J...>, std::integer_sequence<int, M...>) {
+        for (int plane = 0; plane < Planes; ++plane) {
+          const double* upper = centre[plane] + end;
+          ((anchors[plane][J] =
+                end_anchor<reach, true, -tail * vector_lanes + (J - side) * vector_lanes>(upper, z_high[plane])),
+           ...);
+        }
+        (
+            [&] {
+              constexpr int newest = -(tail - M) * vector_lanes + side * vector_lanes;
+              for (int plane = 0; plane < Planes; ++plane)
+                anchors[plane][2 * side] = end_anchor<reach, true, newest>(centre[plane] + end, z_high[plane]);
+              sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, stride_x, stride_y, anchors,
+                                                                    from + M * vector_lanes, target);
+            }(),
+            ...);
+      }(std::make_integer_sequence<int, 2 * side>{}, std::make_integer_sequence<int, tail>{});
+      continue;
+    }
     for (; k <= last; k += vector_lanes)
       sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
     if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
@@ -624,9 +691,12 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
                       continues_box(input.y_ghosts[0], -Radius * box.stride_y) &&
                       continues_box(input.y_ghosts[1], n[1] * box.stride_y) &&
                       continues_box(input.z_ghosts[0], -Radius * Lanes) && continues_box(input.z_ghosts[1], row_lanes);
-  // Otherwise rows slide between their ends, the lanes within reach of an end (whose
-  // z-neighbours are ghosts elsewhere) being left to write_rows.
-  const std::int64_t end_lanes = padded ? 0 : sliding_side<Radius, Lanes> * vector_lanes;
+  // Otherwise whole rows slide with their z ghosts read from where they are (Ends), or,
+  // for a region that cuts rows short, rows slide between their ends and the lanes
+  // within reach of an end are left to write_rows.
+  constexpr int side = sliding_side<Radius, Lanes>;
+  const bool ends = !padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 2) * vector_lanes;
+  const std::int64_t end_lanes = padded || ends ? 0 : side * vector_lanes;
   const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
   for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
     auto sweep = [&]<int Planes>(std::int64_t x) {
@@ -656,11 +726,19 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       // (measured interleaved, 32 x 96^3 and 192^3), though 1.1-1.3x in cache.
       const bool sliding =
           slide_end - slide_begin >= vector_lanes && slide_y_end > slide_y_begin && (Lanes == 1 || !prefetching);
-      if (sliding)
-        slide_rows<Radius, Lanes, Symmetric, Planes>(c.four, input.box.at(x, slide_y_begin), input.box.stride_x,
-                                                     input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
-                                                     slide_end, out + x * out_stride_x + slide_y_begin * out_stride_y,
-                                                     out_stride_x, out_stride_y, prefetching ? ahead : nullptr);
+      if (sliding) {
+        const double* first_centre = input.box.at(x, slide_y_begin);
+        double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
+        const PlaneRows* prefetch = prefetching ? ahead : nullptr;
+        if (ends)
+          slide_rows<Radius, Lanes, Symmetric, Planes, true>(
+              c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
+              first_target, out_stride_x, out_stride_y, prefetch, &input.z_ghosts, x, slide_y_begin);
+        else
+          slide_rows<Radius, Lanes, Symmetric, Planes, false>(
+              c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
+              slide_end, first_target, out_stride_x, out_stride_y, prefetch);
+      }
       // Rows the slide finished whole are skipped (padded arrays: every row).
       const bool ends_left = begin < slide_begin || slide_end < end;
       for (std::int64_t y = y_band; y < y_stop; ++y) {
