@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from mpi4py import MPI
 
@@ -83,7 +84,7 @@ def drive(steps, cost) -> tuple[object, list[tune.Request]]:
         request = next(steps)
         while True:
             requests.append(request)
-            request = steps.send(cost(request[0]))
+            request = steps.send(cost(request))
     except StopIteration as end:
         return end.value, requests
 
@@ -101,9 +102,10 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     c = winner.candidate
     assert (c.model, c.schedule, c.batch, c.slope, c.transport) == ("flat", "double-buffered", 8, 2, "persistent")
     assert winner.seconds() == 0.0
-    # Every entrant warms up once, untimed, before its first timed chunk.
-    assert sum(not timed for _, timed in requests) == len(raced)
-    assert [r for r in requests if not r[1]] == [(e.candidate, False) for e in raced]
+    # No untimed warm-up: every chunk an entrant ran is one of its samples, the first
+    # included, and every entrant raced ran at least one.
+    assert len(requests) == sum(len(e.samples) for e in raced)
+    assert all(e.samples for e in raced)
     variants = raced[4:]
     assert {e.candidate.transport for e in variants} == {
         t
@@ -124,8 +126,7 @@ def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None
     order = {e.candidate: i for i, e in enumerate(field)}
     retired: list[tune.Candidate] = []
     winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: base[order[c]])
-    timed = [order[c] for c, t in requests if t]
-    assert timed == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert [order[c] for c in requests] == [0, 1, 2, 3, 4, 5, 0, 1, 2]
     assert winner is field[0]
     assert [len(e.samples) for e in field] == [2, 2, 2, 1, 1, 1]
     # Each loser is retired once, in the order the rounds dropped them.
@@ -153,7 +154,7 @@ def test_entrants_within_the_measured_noise_are_tied_after_two_chunks() -> None:
     winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: cost(x))
     assert winner.candidate == b
     assert winner.seconds() == pytest.approx(0.9)  # its fastest chunk
-    assert sum(timed for _, timed in requests) == 2 + 2 + 1
+    assert len(requests) == 2 + 2 + 1
     assert tune.chunk_noise(field) == pytest.approx(0.10)
     assert tune.race_margin(tune.chunk_noise(field)) == pytest.approx(0.30)
 
@@ -163,7 +164,7 @@ def test_an_outlier_chunk_does_not_decide() -> None:
     # the huge spread ties A and B, and B's fastest chunk counts.
     field = entrants(tune.rank(pool(), synthetic), 2)
     a, b = (e.candidate for e in field)
-    samples = {a: iter([0.0, 1.05, 1.05]), b: iter([0.0, 1.0, 3.0])}
+    samples = {a: iter([1.05, 1.05]), b: iter([1.0, 3.0])}
     winner, _ = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: next(samples[x]))
     assert winner.candidate == b  # a median of (1.0, 3.0) would have picked A
 
@@ -205,9 +206,7 @@ def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
     samples = {a: [1.0, 1.8], b: [0.95, 1.5, 1.3, 1.3], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
     taken = {k: 0 for k in samples}
 
-    def cost(candidate: tune.Candidate, timed: bool) -> float:
-        if not timed:
-            return 0.0
+    def cost(candidate: tune.Candidate) -> float:
         if taken[candidate] == len(samples[candidate]):
             raise AssertionError(f"{candidate.label()} measured after it was dropped")
         value = samples[candidate][taken[candidate]]
@@ -218,7 +217,7 @@ def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
     try:
         request = next(steps)
         while True:
-            request = steps.send(cost(*request))
+            request = steps.send(cost(request))
     except StopIteration as end:
         winner, raced = end.value
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
@@ -238,7 +237,7 @@ def test_transports_are_raced_only_when_the_model_says_they_can_matter() -> None
             synthetic,
         )
         assert (len(raced) > len(field)) == raced_transports
-        assert {r[0].transport for r in requests} == (
+        assert {r.transport for r in requests} == (
             {t for t in hf.transport_names() if "flat" in hf.transport_support(t)["models"]}
             if raced_transports
             else {"p2p"}
@@ -254,7 +253,7 @@ def test_refused_candidates_are_skipped() -> None:
         return None if c == refused else synthetic(c)
 
     _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), cost)
-    assert requests.count((refused, False)) == 1 and (refused, True) not in requests
+    assert requests.count(refused) == 1 and not field[0].samples
     assert field[0].refused and field[0].trial().measured is None and field[0].trial().note == "refused"
     assert tune.leader(MPI.COMM_SELF, field) is not field[0]
 
@@ -269,7 +268,7 @@ def test_budget_bounds_the_race() -> None:
     # A deadline already passed ends the race after its first round.
     field = entrants(tune.rank(pool(), synthetic), 6)
     _, requests = drive(tune.race(MPI.COMM_SELF, field, lambda: True), synthetic)
-    assert sum(timed for _, timed in requests) == 6
+    assert len(requests) == 6
 
 
 def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:
@@ -384,6 +383,82 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     path.write_text('{"format": "something-else", "entries": {}}')
     with pytest.raises(StoreProblem, match="is not a hybridfd-calibration/4 file"):
         calibrate.load(path, host="h", library="MPICH 5", ranks=2)
+
+
+def test_a_checked_entry_is_remembered_by_its_content(tmp_path, monkeypatch) -> None:
+    # The schema check runs once per distinct entry text in a process: the tuner loads
+    # the calibration at every Operator(approach="auto"). A changed entry, even 2 for 2.0,
+    # is checked again, and a bad one is rejected every time, never remembered.
+    from hybridfd.perfmodel import store
+
+    checks = []
+    real = store.jsonschema.Draft202012Validator
+
+    def counting(schema: dict) -> object:
+        checks.append(schema)
+        return real(schema)
+
+    monkeypatch.setattr(store.jsonschema, "Draft202012Validator", counting)
+    monkeypatch.setattr(store, "_PASSED", type(store._PASSED)())  # nothing remembered yet
+    path = tmp_path / "calibration.json"
+    entry = calibration_entry()
+    calibrate.save(entry, path)  # checks the new entry once
+    for _ in range(3):
+        assert calibrate.load(path, host="h", library="MPICH 5", ranks=2) == entry
+    assert len(checks) == 1
+    entry["cores"] = 2.0  # the same number, another JSON text: checked again
+    store.check_entry(entry, calibrate.ENTRY_SCHEMA, "edited")
+    assert len(checks) == 2
+    entry["cores"] = 0
+    for _ in range(2):
+        with pytest.raises(StoreProblem, match="cores: 0 is less than the minimum of 1"):
+            store.check_entry(entry, calibrate.ENTRY_SCHEMA, "edited")
+    assert len(checks) == 4
+    # Another schema does not vouch for this one's entries.
+    entry["cores"] = 2
+    with pytest.raises(StoreProblem, match="is invalid"):
+        store.check_entry(entry, tune.ENTRY_SCHEMA, "a tuning cache entry")
+    assert len(checks) == 5
+
+
+def test_the_trial_chunk_is_the_apply_s_own_grids(tmp_path) -> None:
+    # By default a trial chunk holds the G being tuned for (up to MAX_TRIAL_GRIDS), so
+    # every batch up to G is a candidate; trial_grids sets it smaller.
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "threads": 1}
+    for grids, trial_grids, chunk in ((64, None, 64), (4, None, 4), (1000, None, tune.MAX_TRIAL_GRIDS), (64, 16, 16)):
+        tuning = tune.Tuning(dec, stencil, grids, trial_grids=trial_grids, **options)
+        assert tuning.chunk == chunk
+        assert max(e.candidate.batch for e in tuning._shortlist) <= chunk
+    decision = tune.tune(dec, stencil, 32, trials=2, **options)
+    assert decision.trial_grids == 32 and decision.summary()["trial_grids"] == 32
+    assert set(decision.parts) >= {"operators", "chunks", "decisions"} and "warm-up chunks" not in decision.parts
+
+
+def resident_bytes() -> int:
+    import os
+
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def test_an_operator_holds_message_buffers_only_for_faces_that_carry_messages() -> None:
+    # The race builds an Operator per entrant, so its construction is tuning overhead.
+    # Its message buffers (touched at construction, so the first timed chunk meets no
+    # new page) are sized for the faces that carry messages: here none, one periodic box
+    # on one rank. Six slots of the largest face at batch 64, two sets, as before, were
+    # 2 x 2 x 6 x 64 x 64 x 2 x 64 x 8 B = 101 MB.
+    dec = hf.Decomposition(hf.Domain(shape=(64, 64, 64), periodic=(True, True, True)), MPI.COMM_SELF)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    before = resident_bytes()
+    op = hf.Operator(dec, stencil, "flat-optimized", schedule="double-buffered", batch=64, slope=0)
+    assert resident_bytes() - before < 4 * 2**20
+    a = np.random.default_rng(0).standard_normal(dec.local_shape(2))
+    reference = hf.Operator(dec, stencil, "flat-original").apply(a)
+    np.testing.assert_array_equal(op.apply(a), reference)
 
 
 def test_hockney_fit_recovers_a_line() -> None:

@@ -58,7 +58,10 @@ MAX_SLOPE = 3
 SLOPED_SCHEDULES = ("double-buffered", "overlap")
 DEFAULT_TRIALS = 4
 DEFAULT_BUDGET = 10.0
-DEFAULT_TRIAL_GRIDS = 16
+# A trial chunk is the apply's own G (every batch up to G a candidate, each measured as
+# the job runs it: with as many batches, the same slope ramp, the same pipelining), up to
+# MAX_TRIAL_GRIDS, two of the largest batch.
+MAX_TRIAL_GRIDS = 2 * BATCHES[-1]
 DEFAULT_REPEATS = 3
 
 
@@ -108,6 +111,7 @@ class Decision:
     # per grid (scratch grids, as in the offline tune(), are all overhead).
     grids_applied: int = 0
     overhead_seconds: float | None = None
+    trial_grids: int = 0  # grids per trial chunk (0: from the cache, no trials)
     # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
     parts: dict[str, float] = field(default_factory=dict)
 
@@ -118,6 +122,7 @@ class Decision:
             "tuning_seconds": self.tuning_seconds,
             "grids_applied": self.grids_applied,
             "overhead_seconds": self.overhead_seconds,
+            "trial_grids": self.trial_grids,
             "parts": dict(self.parts),
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
@@ -198,7 +203,6 @@ class Entrant:
     candidate: Candidate
     predicted: float
     samples: list[float] = field(default_factory=list)
-    warm: bool = False
     refused: bool = False
 
     def seconds(self) -> float | None:
@@ -216,9 +220,11 @@ class Entrant:
         return f"fastest of {len(self.samples)}" if self.samples else "not measured"
 
 
-# What a race asks its driver for: apply one trial chunk with this candidate, timed or not
-# (a candidate's first chunk warms up its Operator: buffers touched, windows made).
-Request = tuple[Candidate, bool]
+# What a race asks its driver for: apply one timed trial chunk with this candidate. There
+# is no untimed warm-up chunk: an Operator's constructor makes its windows and requests
+# and touches its message buffers, and the kernel reads the grids in place, so its first
+# chunk is as fast as its later ones (measured: benchmarks/tune_overhead.py prints both).
+Request = Candidate
 
 
 # When a race drops an entrant: its median chunk time exceeds the leader's by more than
@@ -282,8 +288,8 @@ def race(
     """Collective race over ``entrants`` (a coroutine); returns the one survivor, the
     same on every rank (None if every entrant was refused).
 
-    Every round applies one timed trial chunk per surviving entrant (after one untimed
-    warm-up chunk the first time); then rank 0 decides who goes on (:func:`verdict`:
+    Every round applies one timed trial chunk per surviving entrant; then rank 0, given
+    the slowest rank's time of each (one reduction per round), decides who goes on (:func:`verdict`:
     those not clearly beaten by the leader, given the noise measured between chunks,
     here and on the earlier entrants ``history``) and broadcasts it, so every rank runs
     the same chunks and ends with the same winner whatever its own clock said. The race
@@ -295,24 +301,30 @@ def race(
     its Operator: a one-sided transport frees its window collectively).
 
     The driver sends back this rank's seconds for each request, or None if the
-    Operator refused the candidate (which happens on every rank alike). Samples end up
-    on rank 0's entrants only.
+    Operator refused the candidate (which happens on every rank alike, so every rank
+    reduces as many times). Samples end up on rank 0's entrants only.
     """
     from mpi4py import MPI
 
     root = comm.Get_rank() == 0
     alive = [e for e in entrants if not e.refused]
     while alive:
+        timed = []
+        seconds = []
         for entrant in alive:
-            if not entrant.warm:
-                entrant.warm = True
-                if (yield (entrant.candidate, False)) is None:
-                    entrant.refused = True
-                    continue
-            seconds = yield (entrant.candidate, True)
-            worst = comm.reduce(math.inf if seconds is None else seconds, op=MPI.MAX, root=0)
+            answer = yield entrant.candidate
+            if answer is None:
+                entrant.refused = True
+            else:
+                timed.append(entrant)
+                seconds.append(answer)
+        if timed:
+            mine = np.array(seconds, dtype=float)
+            worst = np.empty_like(mine) if root else None
+            comm.Reduce(mine, worst, op=MPI.MAX, root=0)
             if root:
-                entrant.samples.append(worst)
+                for entrant, value in zip(timed, worst.tolist(), strict=True):
+                    entrant.samples.append(value)
         keep = verdict(alive, history, over_budget()) if root else None
         keep = comm.bcast(keep, root=0)
         for i, entrant in enumerate(alive):
@@ -377,7 +389,8 @@ class Tuning:
     """Collective: one tuning of (decomposition, stencil, G), fed with chunks of work.
 
     The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
-    model ranks the candidates for a chunk of ``trial_grids`` grids (or G, if fewer) and
+    model ranks the candidates for a trial chunk of ``trial_grids`` grids (default: G, up
+    to MAX_TRIAL_GRIDS; never more than G) and
     two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
     first the model's shortlist on the default transport, then, if the model says a
     transport can matter, the winner on every transport that supports its model and
@@ -400,7 +413,7 @@ class Tuning:
         calibration: Path | None = None,
         trials: int = DEFAULT_TRIALS,
         budget: float = DEFAULT_BUDGET,
-        trial_grids: int = DEFAULT_TRIAL_GRIDS,
+        trial_grids: int | None = None,
     ) -> None:
         from hybridfd import _core
 
@@ -413,7 +426,7 @@ class Tuning:
         threads = default_threads() if threads is None else threads
         if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             problem_text = f"threads {threads!r} must be a positive int"
-        for name, value in (("trials", trials), ("trial_grids", trial_grids)):
+        for name, value in (("trials", trials), ("trial_grids", 1 if trial_grids is None else trial_grids)):
             if problem_text is None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 problem_text = f"{name} {value!r} must be a positive int"
         if problem_text is None and not (isinstance(budget, (int, float)) and budget >= 0):
@@ -451,13 +464,13 @@ class Tuning:
 
         # Rank 0's seconds per part of the tuning (what tuning_seconds is made of):
         # setup, calibration, presets, ranking; then, while fed, operators (building and
-        # freeing the candidates'), warm-up chunks, timed chunks, and decisions (the
+        # freeing the candidates'), chunks (the trial chunks, timed), and decisions (the
         # races' reductions and broadcasts).
         self.parts: dict[str, float] = {"setup": time.perf_counter() - began}
         mark = time.perf_counter()
         # The model ranks for the trial chunk, so predicted and measured compare like
         # with like.
-        self.chunk = min(int(grids), trial_grids)
+        self.chunk = min(int(grids), MAX_TRIAL_GRIDS if trial_grids is None else trial_grids)
         problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, self.chunk))
         costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
         self._status = f"{status}; {note}".strip("; ")
@@ -549,7 +562,7 @@ class Tuning:
         done, grids, finished = 0, a.shape[0], False
         try:
             while self.decision is None and done < grids:
-                candidate, timed = self._request
+                candidate = self._request
                 mark = time.perf_counter()
                 op = self._operator(candidate)
                 mark = self._charge("operators", mark)
@@ -557,13 +570,14 @@ class Tuning:
                 if op is not None:
                     count = min(self.chunk, grids - done)
                     part = slice(done, done + count)
-                    if timed:
-                        self.comm.Barrier()
+                    # Every rank starts the chunk together: its time is the apply's,
+                    # not a rank's lateness from the previous decision.
+                    self.comm.Barrier()
                     start = time.perf_counter()
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
                     done += count
-                    mark = self._charge("timed chunks" if timed else "warm-up chunks", mark)
+                    mark = self._charge("chunks", mark)
                 self._retiring = 0.0
                 try:
                     self._request = self._steps.send(seconds)
@@ -590,6 +604,7 @@ class Tuning:
         decision = self.decision
         decision.tuning_seconds, decision.parts = self.comm.bcast((self._seconds, self.parts), root=0)
         decision.grids_applied = self.grids_applied
+        decision.trial_grids = self.chunk
         if decision.measured is not None:
             decision.overhead_seconds = decision.tuning_seconds - self.grids_applied * decision.measured / self.chunk
         if self._path is not None and self.comm.Get_rank() == 0:
@@ -740,16 +755,16 @@ def tune(
     calibration: Path | None = None,
     trials: int = DEFAULT_TRIALS,
     budget: float = DEFAULT_BUDGET,
-    trial_grids: int = DEFAULT_TRIAL_GRIDS,
+    trial_grids: int | None = None,
 ) -> Decision:
     """Collective: the best setting for applying ``stencil`` to ``grids`` grids of
     ``decomposition``, from the cache (``cache``: a path, None for the default, False for
     none) or tuned now on scratch arrays; identical on every rank.
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
-    Trial chunks hold min(grids, ``trial_grids``) grids; ``budget`` bounds, in seconds,
-    the time spent in the tuner (rank 0's clock, checked after each round of the races,
-    so one round may run over); the quick calibration, if no calibration file exists, comes on top (a few
+    Trial chunks hold min(grids, ``trial_grids``) grids (default min(grids,
+    MAX_TRIAL_GRIDS)); ``budget`` bounds, in seconds, the time spent in the tuner (rank
+    0's clock, checked after each round of the races, so one round may run over); the quick calibration, if no calibration file exists, comes on top (a few
     seconds). The time spent is ``tuning_seconds``; all of it is overhead here, as the
     scratch grids are thrown away (``Operator(approach="auto")`` tunes on the job's own
     grids instead, see :class:`Tuning`).
@@ -839,7 +854,7 @@ def main(argv: list[str] | None = None) -> int:
     if MPI.COMM_WORLD.rank == 0:
         console = Console()
         if decision.trials:
-            table = Table(title=f"trials (slowest rank, {min(args.grids, DEFAULT_TRIAL_GRIDS)} grids per chunk)")
+            table = Table(title=f"trials (slowest rank, {decision.trial_grids} grids per chunk)")
             table.add_column("setting")
             table.add_column("predicted ms", justify="right")
             table.add_column("measured ms", justify="right")

@@ -88,7 +88,7 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
     request = next(steps)
     try:
         while True:
-            request = steps.send(cost(request[0]))
+            request = steps.send(cost(request))
     except StopIteration as end:
         winner, raced = end.value
     winners = comm.allgather((winner.candidate, [e.candidate for e in raced]))
@@ -115,7 +115,7 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
         request = next(steps)
         while True:
             requests.append(request)
-            request = steps.send(float(request[0].batch) + (request[0].transport == "persistent"))
+            request = steps.send(float(request.batch) + (request.transport == "persistent"))
     except StopIteration as end:
         winner, raced = end.value
     everyone = comm.allgather(([e.candidate for e in raced], requests, winner.candidate))
@@ -126,9 +126,9 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
-    # Chunks of 2 grids and applies of 5: the tuning runs over several applies (with an
-    # untimed tail of 1 grid each), every output is the reference's, and the grids the
-    # trials computed are counted.
+    # Chunks of 2 grids and applies of 5: the tuning runs over several applies (the last
+    # grid of each a chunk of its own, its time scaled to two grids'), every output is
+    # the reference's, and the grids the trials computed are counted.
     shape, periodic, grids = (12, 10, 8), (False, True, True), 5
     dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), comm)
     stencil = hf.Stencil.laplace(2, 0.3)
