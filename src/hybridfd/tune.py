@@ -765,9 +765,10 @@ def tune(
     Trial chunks hold min(grids, ``trial_grids``) grids (default min(grids,
     MAX_TRIAL_GRIDS)); ``budget`` bounds, in seconds, the time spent in the tuner (rank
     0's clock, checked after each round of the races, so one round may run over); the
-    quick calibration, if no calibration file exists, comes on top (a few seconds). The time spent is ``tuning_seconds``; all of it is overhead here, as the
-    scratch grids are thrown away (``Operator(approach="auto")`` tunes on the job's own
-    grids instead, see :class:`Tuning`).
+    quick calibration, if no calibration file exists, comes on top (a few seconds). The
+    time spent is ``tuning_seconds``; all of it is overhead here, as the scratch grids
+    are thrown away (``Operator(approach="auto")`` tunes on the job's own grids instead,
+    see :class:`Tuning`).
     """
     tuning = Tuning(
         decomposition,
