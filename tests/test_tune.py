@@ -421,9 +421,21 @@ def test_a_checked_entry_is_remembered_by_its_content(tmp_path, monkeypatch) -> 
     assert len(checks) == 5
 
 
-def test_the_trial_chunk_is_the_apply_s_own_grids(tmp_path) -> None:
-    # By default a trial chunk holds the G being tuned for (up to MAX_TRIAL_GRIDS), so
-    # every batch up to G is a candidate; trial_grids sets it smaller.
+def test_the_trial_chunk_by_hand() -> None:
+    # G where G grids take at most TRIAL_SECONDS (10 ms) by the model; else the largest
+    # power of two that does, but at least 16 grids, and never more than G or 128.
+    assert tune.trial_chunk(64, 30e-6) == 64  # 24^3: 1.9 ms
+    assert tune.trial_chunk(64, 0.3e-3) == 32  # 19 ms for 64; 33 fit
+    assert tune.trial_chunk(64, 3e-3) == tune.MIN_TRIAL_GRIDS  # 96^3: 3 fit
+    assert tune.trial_chunk(8, 1.0) == 8  # never more than G
+    assert tune.trial_chunk(1000, 1e-6) == tune.MAX_TRIAL_GRIDS
+    assert tune.trial_chunk(64, 0.0) == 64
+
+
+def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> None:
+    # By default the chunk follows the model (trial_chunk); on this small box it is G
+    # (up to MAX_TRIAL_GRIDS), so every batch up to G is a candidate; trial_grids sets
+    # it by hand.
     dec, stencil = problem()
     calibration = tmp_path / "calibration.json"
     entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}

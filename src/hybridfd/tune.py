@@ -58,9 +58,14 @@ MAX_SLOPE = 3
 SLOPED_SCHEDULES = ("double-buffered", "overlap")
 DEFAULT_TRIALS = 4
 DEFAULT_BUDGET = 10.0
-# A trial chunk is the apply's own G (every batch up to G a candidate, each measured as
-# the job runs it: with as many batches, the same slope ramp, the same pipelining), up to
-# MAX_TRIAL_GRIDS, two of the largest batch.
+# The trial chunk (:func:`trial_chunk`): the apply's own G where a chunk of G grids is
+# short (every batch up to G a candidate, each measured as the job runs it: as many
+# batches, the same slope ramp, the same pipelining), fewer grids where it is long, as
+# every losing entrant's chunk costs its loss on that many grids: the most grids, a power
+# of two, that the model puts within TRIAL_SECONDS, but never fewer than MIN_TRIAL_GRIDS
+# (nor more than G or MAX_TRIAL_GRIDS, two of the largest batch).
+TRIAL_SECONDS = 0.01
+MIN_TRIAL_GRIDS = 16
 MAX_TRIAL_GRIDS = 2 * BATCHES[-1]
 DEFAULT_REPEATS = 3
 
@@ -170,6 +175,24 @@ def candidates(
                     for slope in range(top + 1):
                         result.append(Candidate(label, model, schedule, transport, batch, slope, threads))
     return result
+
+
+def trial_chunk(grids: int, seconds_per_grid: float) -> int:
+    """Grids per trial chunk for applies of ``grids`` grids whose model time is
+    ``seconds_per_grid`` (see TRIAL_SECONDS): G if G grids take at most TRIAL_SECONDS,
+    else the largest power of two that does, at least MIN_TRIAL_GRIDS; never above G or
+    MAX_TRIAL_GRIDS.
+
+    Small grids get G: a chunk of 64 grids of 24^3 takes 2-5 ms, the settings differ by
+    up to 2x there and the best batch is often above 16. Large ones get fewer: at 96^3 a
+    chunk of 64 grids takes 0.2-0.4 s and the message buffers of a batch of 64 are
+    38-75 MB to map per entrant, while every batch setting is within a few per cent."""
+    top = min(grids, MAX_TRIAL_GRIDS)
+    if top * seconds_per_grid <= TRIAL_SECONDS:
+        return top
+    fit = int(TRIAL_SECONDS / seconds_per_grid)  # > 0 s per grid here: G grids took longer
+    power = 1 << (fit.bit_length() - 1) if fit >= 1 else 1
+    return min(top, max(MIN_TRIAL_GRIDS, power))
 
 
 def rank(candidates: Sequence[Candidate], cost: Callable[[Candidate], float]) -> list[tuple[Candidate, float]]:
@@ -389,8 +412,8 @@ class Tuning:
     """Collective: one tuning of (decomposition, stencil, G), fed with chunks of work.
 
     The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
-    model ranks the candidates for a trial chunk of ``trial_grids`` grids (default: G, up
-    to MAX_TRIAL_GRIDS; never more than G) and
+    model ranks the candidates for a trial chunk of ``trial_grids`` grids (default
+    :func:`trial_chunk`: G where its apply is short; never more than G) and
     two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
     first the model's shortlist on the default transport, then, if the model says a
     transport can matter, the winner on every transport that supports its model and
@@ -468,13 +491,22 @@ class Tuning:
         # races' reductions and broadcasts).
         self.parts: dict[str, float] = {"setup": time.perf_counter() - began}
         mark = time.perf_counter()
-        # The model ranks for the trial chunk, so predicted and measured compare like
-        # with like.
-        self.chunk = min(int(grids), MAX_TRIAL_GRIDS if trial_grids is None else trial_grids)
-        problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, self.chunk))
-        costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
+        whole = _slowest_problem(comm, problem_of(decomposition, stencil.radius, int(grids)))
+        costs, note = _costs(comm, decomposition.domain.dtype, whole, calibration)
         self._status = f"{status}; {note}".strip("; ")
         mark = self._charge("calibration", mark)
+        if trial_grids is None:
+            # Every rank computes the same chunk: the same broadcast calibration and
+            # slowest problem. A flat double-buffered apply of batch 16 stands for all.
+            typical = predict(
+                costs, whole, model="flat", schedule="double-buffered", batch=min(16, int(grids)), slope=0
+            )
+            self.chunk = trial_chunk(int(grids), typical / int(grids))
+        else:
+            self.chunk = min(int(grids), trial_grids)
+        # The model ranks for the trial chunk, so predicted and measured compare like
+        # with like.
+        problem = replace(whole, grids=self.chunk)
         approaches = presets()
         mark = self._charge("presets", mark)
         pool = candidates(
@@ -762,13 +794,13 @@ def tune(
     none) or tuned now on scratch arrays; identical on every rank.
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
-    Trial chunks hold min(grids, ``trial_grids``) grids (default min(grids,
-    MAX_TRIAL_GRIDS)); ``budget`` bounds, in seconds, the time spent in the tuner (rank
-    0's clock, checked after each round of the races, so one round may run over); the
-    quick calibration, if no calibration file exists, comes on top (a few seconds). The
-    time spent is ``tuning_seconds``; all of it is overhead here, as the scratch grids
-    are thrown away (``Operator(approach="auto")`` tunes on the job's own grids instead,
-    see :class:`Tuning`).
+    Trial chunks hold min(grids, ``trial_grids``) grids (default :func:`trial_chunk`);
+    ``budget`` bounds, in seconds, the time spent in the tuner (rank 0's clock, checked
+    after each round of the races, so one round may run over); the quick calibration, if
+    no calibration file exists, comes on top (a few seconds). The time spent is
+    ``tuning_seconds``; all of it is overhead here, as the scratch grids are thrown away
+    (``Operator(approach="auto")`` tunes on the job's own grids instead, see
+    :class:`Tuning`).
     """
     tuning = Tuning(
         decomposition,
