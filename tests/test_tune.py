@@ -84,7 +84,7 @@ def drive(steps, cost) -> tuple[object, list[tune.Request]]:
         request = next(steps)
         while True:
             requests.append(request)
-            request = steps.send(cost(request))
+            request = steps.send(cost(request[0]))
     except StopIteration as end:
         return end.value, requests
 
@@ -102,9 +102,10 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     c = winner.candidate
     assert (c.model, c.schedule, c.batch, c.slope, c.transport) == ("flat", "double-buffered", 8, 2, "persistent")
     assert winner.seconds() == 0.0
-    # No untimed warm-up: every chunk an entrant ran is one of its samples, the first
-    # included, and every entrant raced ran at least one.
-    assert len(requests) == sum(len(e.samples) for e in raced)
+    # The shortlist's first chunks are timed; each transport variant (warm_up) gets one
+    # untimed chunk first, so its transport's lazy setup is not held against it.
+    assert sum(timed for _, timed in requests) == sum(len(e.samples) for e in raced)
+    assert [c for c, timed in requests if not timed] == [e.candidate for e in raced[4:]]
     assert all(e.samples for e in raced)
     variants = raced[4:]
     assert {e.candidate.transport for e in variants} == {
@@ -126,7 +127,8 @@ def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None
     order = {e.candidate: i for i, e in enumerate(field)}
     retired: list[tune.Candidate] = []
     winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER, retired.append), lambda c: base[order[c]])
-    assert [order[c] for c in requests] == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert [order[c] for c, timed in requests if timed] == [0, 1, 2, 3, 4, 5, 0, 1, 2]
+    assert all(timed for _, timed in requests)  # no warm-up on the shortlist
     assert winner is field[0]
     assert [len(e.samples) for e in field] == [2, 2, 2, 1, 1, 1]
     # Each loser is retired once, in the order the rounds dropped them.
@@ -154,7 +156,7 @@ def test_entrants_within_the_measured_noise_are_tied_after_two_chunks() -> None:
     winner, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), lambda x: cost(x))
     assert winner.candidate == b
     assert winner.seconds() == pytest.approx(0.9)  # its fastest chunk
-    assert len(requests) == 2 + 2 + 1
+    assert len(requests) == 2 + 2 + 1 and all(timed for _, timed in requests)
     assert tune.chunk_noise(field) == pytest.approx(0.10)
     assert tune.race_margin(tune.chunk_noise(field)) == pytest.approx(0.30)
 
@@ -206,7 +208,10 @@ def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
     samples = {a: [1.0, 1.8], b: [0.95, 1.5, 1.3, 1.3], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
     taken = {k: 0 for k in samples}
 
-    def cost(candidate: tune.Candidate) -> float:
+    def cost(candidate: tune.Candidate, timed: bool) -> float:
+        if not timed:
+            assert candidate == persistent  # only the transport variant warms up
+            return 0.0
         if taken[candidate] == len(samples[candidate]):
             raise AssertionError(f"{candidate.label()} measured after it was dropped")
         value = samples[candidate][taken[candidate]]
@@ -217,7 +222,7 @@ def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
     try:
         request = next(steps)
         while True:
-            request = steps.send(cost(request))
+            request = steps.send(cost(*request))
     except StopIteration as end:
         winner, raced = end.value
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
@@ -237,7 +242,7 @@ def test_transports_are_raced_only_when_the_model_says_they_can_matter() -> None
             synthetic,
         )
         assert (len(raced) > len(field)) == raced_transports
-        assert {r.transport for r in requests} == (
+        assert {r[0].transport for r in requests} == (
             {t for t in hf.transport_names() if "flat" in hf.transport_support(t)["models"]}
             if raced_transports
             else {"p2p"}
@@ -253,7 +258,7 @@ def test_refused_candidates_are_skipped() -> None:
         return None if c == refused else synthetic(c)
 
     _, requests = drive(tune.race(MPI.COMM_SELF, field, NEVER), cost)
-    assert requests.count(refused) == 1 and not field[0].samples
+    assert requests.count((refused, True)) == 1 and not field[0].samples
     assert field[0].refused and field[0].trial().measured is None and field[0].trial().note == "refused"
     assert tune.leader(MPI.COMM_SELF, field) is not field[0]
 
@@ -268,7 +273,7 @@ def test_budget_bounds_the_race() -> None:
     # A deadline already passed ends the race after its first round.
     field = entrants(tune.rank(pool(), synthetic), 6)
     _, requests = drive(tune.race(MPI.COMM_SELF, field, lambda: True), synthetic)
-    assert len(requests) == 6
+    assert len(requests) == 6 and all(timed for _, timed in requests)
 
 
 def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:
@@ -447,7 +452,7 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
         assert max(e.candidate.batch for e in tuning._shortlist) <= chunk
     decision = tune.tune(dec, stencil, 32, trials=2, **options)
     assert decision.trial_grids == 32 and decision.summary()["trial_grids"] == 32
-    assert set(decision.parts) >= {"operators", "chunks", "decisions"} and "warm-up chunks" not in decision.parts
+    assert set(decision.parts) >= {"operators", "chunks", "decisions"}
 
 
 def resident_bytes() -> int:

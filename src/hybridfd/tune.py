@@ -227,6 +227,11 @@ class Entrant:
     predicted: float
     samples: list[float] = field(default_factory=list)
     refused: bool = False
+    # One untimed chunk before the first timed one: for a transport variant, whose
+    # first apply sets up what its transport makes lazily (rma-fence's window pages are
+    # first touched by the first puts: its first 64-grid apply at 24^3 took 1.5x its
+    # second). The shortlist, all on the default transport, needs none.
+    warm_up: bool = False
 
     def seconds(self) -> float | None:
         """The fastest of its timed chunks. A busy machine's noise only ever adds time
@@ -243,11 +248,12 @@ class Entrant:
         return f"fastest of {len(self.samples)}" if self.samples else "not measured"
 
 
-# What a race asks its driver for: apply one timed trial chunk with this candidate. There
-# is no untimed warm-up chunk: an Operator's constructor makes its windows and requests
-# and touches its message buffers, and the kernel reads the grids in place, so its first
-# chunk is as fast as its later ones (measured: benchmarks/tune_overhead.py prints both).
-Request = Candidate
+# What a race asks its driver for: apply one trial chunk with this candidate, timed or
+# not. Only an entrant with warm_up gets an untimed chunk: an Operator's constructor
+# touches its message buffers, and the kernel reads the grids in place, so on the default
+# transport its first chunk is as fast as its later ones (benchmarks/tune_overhead.py
+# prints both per transport).
+Request = tuple[Candidate, bool]
 
 
 # When a race drops an entrant: its median chunk time exceeds the leader's by more than
@@ -335,7 +341,12 @@ def race(
         timed = []
         seconds = []
         for entrant in alive:
-            answer = yield entrant.candidate
+            if entrant.warm_up:
+                entrant.warm_up = False
+                if (yield (entrant.candidate, False)) is None:
+                    entrant.refused = True
+                    continue
+            answer = yield (entrant.candidate, True)
             if answer is None:
                 entrant.refused = True
             else:
@@ -398,7 +409,8 @@ def tournament(
         for transport in transports:
             support = transport_support(transport)
             if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
-                variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
+                variant = Candidate(**{**c.options(), "transport": transport})
+                variants.append(Entrant(variant, first.predicted, warm_up=True))
     winner = first
     if variants:
         # The first race's chunks measured the noise already: clearly beaten variants
@@ -594,7 +606,7 @@ class Tuning:
         done, grids, finished = 0, a.shape[0], False
         try:
             while self.decision is None and done < grids:
-                candidate = self._request
+                candidate, timed = self._request
                 mark = time.perf_counter()
                 op = self._operator(candidate)
                 mark = self._charge("operators", mark)
@@ -602,14 +614,15 @@ class Tuning:
                 if op is not None:
                     count = min(self.chunk, grids - done)
                     part = slice(done, done + count)
-                    # Every rank starts the chunk together: its time is the apply's,
-                    # not a rank's lateness from the previous decision.
-                    self.comm.Barrier()
+                    if timed:
+                        # Every rank starts the chunk together: its time is the apply's,
+                        # not a rank's lateness from the previous decision.
+                        self.comm.Barrier()
                     start = time.perf_counter()
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
                     done += count
-                    mark = self._charge("chunks", mark)
+                    mark = self._charge("chunks" if timed else "warm-up chunks", mark)
                 self._retiring = 0.0
                 try:
                     self._request = self._steps.send(seconds)

@@ -88,7 +88,7 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
     request = next(steps)
     try:
         while True:
-            request = steps.send(cost(request))
+            request = steps.send(cost(request[0]))
     except StopIteration as end:
         winner, raced = end.value
     winners = comm.allgather((winner.candidate, [e.candidate for e in raced]))
@@ -115,7 +115,7 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
         request = next(steps)
         while True:
             requests.append(request)
-            request = steps.send(float(request.batch) + (request.transport == "persistent"))
+            request = steps.send(float(request[0].batch) + (request[0].transport == "persistent"))
     except StopIteration as end:
         winner, raced = end.value
     everyone = comm.allgather(([e.candidate for e in raced], requests, winner.candidate))
