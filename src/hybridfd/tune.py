@@ -573,12 +573,12 @@ class Tuning:
         winner, entrants = yield from tournament(
             self.comm, self._shortlist, self._transports, self._over_budget, self._retire, self._transport_share
         )
-        trials = [e.trial() for e in entrants]
-        trials = self.comm.bcast(trials if self.comm.Get_rank() == 0 else None, root=0)
+        # Rank 0's samples, in one broadcast: every rank reports the same trials and time.
+        mine = ([e.trial() for e in entrants], None if winner is None else winner.seconds())
+        trials, measured = self.comm.bcast(mine if self.comm.Get_rank() == 0 else None, root=0)
         if winner is None:
             tried = "; ".join(t.candidate.label() for t in trials)
             raise ValueError(f"no candidate setting could run on these ranks ({self._refusal}; tried: {tried})")
-        measured = self.comm.bcast(winner.seconds(), root=0)
         self.winner_operator = self._operators.get(winner.candidate)
         self.decision = Decision(winner.candidate, winner.predicted, measured, "tuner", 0.0, trials, self._status)
 
