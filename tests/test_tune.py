@@ -450,8 +450,13 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
         tuning = tune.Tuning(dec, stencil, grids, trial_grids=trial_grids, **options)
         assert tuning.chunk == chunk
         assert max(e.candidate.batch for e in tuning._shortlist) <= chunk
+        # A warm-up chunk on the shortlist only where a chunk is less than the apply: the
+        # first request (made at construction) is untimed then, and the others wait.
+        assert tuning._request == (tuning._shortlist[0].candidate, chunk == grids)
+        assert all(e.warm_up == (chunk < grids) for e in tuning._shortlist[1:])
     decision = tune.tune(dec, stencil, 32, trials=2, **options)
     assert decision.trial_grids == 32 and decision.summary()["trial_grids"] == 32
+    assert "warm-up chunks" not in decision.parts
     assert set(decision.parts) >= {"operators", "chunks", "decisions"}
 
 

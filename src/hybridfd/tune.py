@@ -230,7 +230,7 @@ class Entrant:
     # One untimed chunk before the first timed one: for a transport variant, whose
     # first apply sets up what its transport makes lazily (rma-fence's window pages are
     # first touched by the first puts: its first 64-grid apply at 24^3 took 1.5x its
-    # second). The shortlist, all on the default transport, needs none.
+    # second); for the shortlist only where chunks are shorter than the apply (Tuning).
     warm_up: bool = False
 
     def seconds(self) -> float | None:
@@ -251,8 +251,8 @@ class Entrant:
 # What a race asks its driver for: apply one trial chunk with this candidate, timed or
 # not. Only an entrant with warm_up gets an untimed chunk: an Operator's constructor
 # touches its message buffers, and the kernel reads the grids in place, so on the default
-# transport its first chunk is as fast as its later ones (benchmarks/tune_overhead.py
-# prints both per transport).
+# transport its first apply is as fast as its second (benchmarks/tune_overhead.py prints
+# both per transport).
 Request = tuple[Candidate, bool]
 
 
@@ -540,7 +540,14 @@ class Tuning:
         # transfer time): what is left no transport can change.
         free = replace(costs, latency=0.0, per_message=0.0, bandwidth=math.inf)
         self._transport_share = lambda c: 1.0 - cost(c, free) / max(cost(c), 1e-300)
-        self._shortlist = [Entrant(c, p) for c, p in shortlist(ranked, trials)[:trials]]
+        # A warm-up chunk for the shortlist only where chunks are shorter than the apply
+        # (large grids): there it costs a fraction of an apply and keeps the behaviour
+        # session 5 measured on a quiet machine (+0.8 % of the job at 96^3); under load
+        # the tuner without it picked settings 7-14 % slower there in 2 of 3 A/B runs.
+        # Where a chunk is the whole apply (small grids) it would add an apply per
+        # entrant, a quarter of a 1,000-grid job, and measured nothing there.
+        warm_up = self.chunk < int(grids)
+        self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in shortlist(ranked, trials)[:trials]]
         self._charge("ranking", mark)
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
