@@ -317,8 +317,9 @@ def race(
     """Collective race over ``entrants`` (a coroutine); returns the one survivor, the
     same on every rank (None if every entrant was refused).
 
-    Every round applies one timed trial chunk per surviving entrant; then rank 0, given
-    the slowest rank's time of each (one reduction per round), decides who goes on (:func:`verdict`:
+    Every round applies one timed trial chunk per surviving entrant (after one untimed
+    chunk the first time, for an entrant with ``warm_up``); then rank 0, given the
+    slowest rank's time of each (one reduction per round), decides who goes on (:func:`verdict`:
     those not clearly beaten by the leader, given the noise measured between chunks,
     here and on the earlier entrants ``history``) and broadcasts it, so every rank runs
     the same chunks and ends with the same winner whatever its own clock said. The race
@@ -542,8 +543,9 @@ class Tuning:
         self._transport_share = lambda c: 1.0 - cost(c, free) / max(cost(c), 1e-300)
         # A warm-up chunk for the shortlist only where chunks are shorter than the apply
         # (large grids): there it costs a fraction of an apply and keeps the behaviour
-        # session 5 measured on a quiet machine (+0.8 % of the job at 96^3); under load
-        # the tuner without it picked settings 7-14 % slower there in 2 of 3 A/B runs.
+        # session 5 measured on a quiet machine (+0.8 % of the job at 96^3). Without it
+        # the 96^3 jobs of two A/B runs under load were 7-14 % slower, no more than two
+        # identical tuners differed (6 %), so it is kept out of caution, not proof.
         # Where a chunk is the whole apply (small grids) it would add an apply per
         # entrant, a quarter of a 1,000-grid job, and measured nothing there.
         warm_up = self.chunk < int(grids)
