@@ -2,6 +2,7 @@
 same processes, on the 1,000-grid job of benchmarks/perfmodel_validation.py.
 
     .venv/bin/python benchmarks/tune_ab.py --baseline 8cabbd0 [--repeats 5] [--edges 24 96] [--dtypes float64]
+        [--also-trial-grids 16]
 
 Runs itself under the launcher on 2 ranks. The baseline's ``hybridfd/tune.py`` is read
 with ``git show <baseline>:src/hybridfd/tune.py`` and swapped in for ``hybridfd.tune``
@@ -10,7 +11,8 @@ both tuners meet the same load; the C++ core is this checkout's. Per case and tu
 medians over ``repeats`` jobs of: the job's time with ``approach="auto"`` (no cache, the
 tuner's own default options, a calibration file made first), the tuning time the tuner
 reports, the grids its trials computed, and its overhead (tuning time less those grids
-at the winner's measured speed). Every output is checked bit-identical to flat-original.
+at the winner's measured speed). ``--also-trial-grids N`` adds a third tuner: this
+checkout's with ``trial_grids=N``. Every output is checked bit-identical to flat-original.
 On a busy machine the job times swing; the tuner's own counts (grids, entrants) do not.
 """
 
@@ -41,14 +43,17 @@ def baseline_module(commit: str, folder: Path) -> object:
     return module
 
 
-def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> None:
+def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int, trial_grids: int | None) -> None:
     from mpi4py import MPI
 
     import hybridfd as hf
     from hybridfd import tune as current
 
     comm = MPI.COMM_WORLD
-    tuners = {"this checkout": current, commit: baseline_module(commit, Path(tempfile.mkdtemp()))}
+    tuners = {"this checkout": (current, {})}
+    if trial_grids is not None:
+        tuners[f"this checkout, trial_grids {trial_grids}"] = (current, {"trial_grids": trial_grids})
+    tuners[commit] = (baseline_module(commit, Path(tempfile.mkdtemp())), {})
     calibration = calibration_file(comm, edges, dtypes, "hybridfd-tune-ab-")
     stencil = hf.Stencil.laplace(2, 0.2)
     cases = []
@@ -56,14 +61,18 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
         for n in edges:
             dec, a, out, reference = job_case(comm, stencil, dtype, n)
             rows: dict[str, list[tuple]] = {name: [] for name in tuners}
+            unfinished = dict.fromkeys(tuners, 0)
             for _ in range(repeats):
-                for name, module in tuners.items():
+                for name, (module, extra) in tuners.items():
                     sys.modules["hybridfd.tune"] = module
                     hf.tune = module
-                    options = {"cache": False, "calibration": calibration}
+                    options = {"cache": False, "calibration": calibration, **extra}
                     auto = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
                     job = run_job(comm, auto, a, out)
                     assert np.array_equal(out, reference)
+                    while auto.config["approach_source"] is None:  # still racing at the job's end
+                        unfinished[name] += 1
+                        auto.apply(a, out=out)
                     tuning = auto.config["tuning"]
                     rows[name].append(
                         (
@@ -81,6 +90,7 @@ def worker(commit: str, edges: list[int], dtypes: list[str], repeats: int) -> No
                 {
                     "case": f"{n}^3 {dtype}",
                     "tuners": {name: [float(x) for x in np.median(np.array(r), axis=0)] for name, r in rows.items()},
+                    "unfinished": unfinished,
                 }
             )
     remove_calibration(comm, calibration)
@@ -96,15 +106,18 @@ def main() -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--edges", type=int, nargs="+", default=[24, 96])
     parser.add_argument("--dtypes", nargs="+", default=["float64", "complex128"])
+    parser.add_argument("--also-trial-grids", type=int, default=None, help="add this tuner with trial_grids=N")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
-        worker(args.baseline, args.edges, args.dtypes, args.repeats)
+        worker(args.baseline, args.edges, args.dtypes, args.repeats, args.also_trial_grids)
         return 0
     from hybridfd import launch
 
     argv = [sys.executable, __file__, "--worker", "--baseline", args.baseline, "--repeats", str(args.repeats)]
     argv += ["--edges", *map(str, args.edges), "--dtypes", *args.dtypes]
+    if args.also_trial_grids is not None:
+        argv += ["--also-trial-grids", str(args.also_trial_grids)]
     summary = launch.worker_result(launch.run(2, argv, timeout=3000))
     print(f"command: {' '.join(['python', *sys.argv])}\n")
     print("| case | tuner | job ms | tuning ms | grids computed by trials | overhead ms | entrants |")
@@ -116,6 +129,10 @@ def main() -> int:
                 f"{overhead * 1e3:.1f} | {entrants:.0f} |"
             )
     print(f"\nmedians of {args.repeats} jobs per tuner, interleaved")
+    for case in summary["cases"]:
+        for name, count in case["unfinished"].items():
+            if count:
+                print(f"{case['case']}, {name}: {count} applies after the jobs to finish tunings still racing")
     return 0
 
 

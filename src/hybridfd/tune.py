@@ -58,7 +58,15 @@ MAX_SLOPE = 3
 SLOPED_SCHEDULES = ("double-buffered", "overlap")
 DEFAULT_TRIALS = 4
 DEFAULT_BUDGET = 10.0
-DEFAULT_TRIAL_GRIDS = 16
+# The trial chunk (:func:`trial_chunk`): the apply's own G where a chunk of G grids is
+# short (every batch up to G a candidate, each measured as the job runs it: as many
+# batches, the same slope ramp, the same pipelining), fewer grids where it is long, as
+# every losing entrant's chunk costs its loss on that many grids: the most grids, a power
+# of two, that the model puts within TRIAL_SECONDS, but never fewer than MIN_TRIAL_GRIDS
+# (nor more than G or MAX_TRIAL_GRIDS, two of the largest batch).
+TRIAL_SECONDS = 0.01
+MIN_TRIAL_GRIDS = 16
+MAX_TRIAL_GRIDS = 2 * BATCHES[-1]
 DEFAULT_REPEATS = 3
 
 
@@ -108,6 +116,7 @@ class Decision:
     # per grid (scratch grids, as in the offline tune(), are all overhead).
     grids_applied: int = 0
     overhead_seconds: float | None = None
+    trial_grids: int = 0  # grids per trial chunk (0: from the cache, no trials)
     # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
     parts: dict[str, float] = field(default_factory=dict)
 
@@ -118,6 +127,7 @@ class Decision:
             "tuning_seconds": self.tuning_seconds,
             "grids_applied": self.grids_applied,
             "overhead_seconds": self.overhead_seconds,
+            "trial_grids": self.trial_grids,
             "parts": dict(self.parts),
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
@@ -167,6 +177,24 @@ def candidates(
     return result
 
 
+def trial_chunk(grids: int, seconds_per_grid: float) -> int:
+    """Grids per trial chunk for applies of ``grids`` grids whose model time is
+    ``seconds_per_grid`` (see TRIAL_SECONDS): G if G grids take at most TRIAL_SECONDS,
+    else the largest power of two that does, at least MIN_TRIAL_GRIDS; never above G or
+    MAX_TRIAL_GRIDS.
+
+    Small grids get G: a chunk of 64 grids of 24^3 takes 2-5 ms, the settings differ by
+    up to 2x there and the best batch is often above 16. Large ones get fewer: at 96^3 a
+    chunk of 64 grids takes 0.2-0.4 s and the message buffers of a batch of 64 are
+    38-75 MB to map per entrant, while every batch setting is within a few per cent."""
+    top = min(grids, MAX_TRIAL_GRIDS)
+    if top * seconds_per_grid <= TRIAL_SECONDS:
+        return top
+    fit = int(TRIAL_SECONDS / seconds_per_grid)  # > 0 s per grid here: G grids took longer
+    power = 1 << (fit.bit_length() - 1) if fit >= 1 else 1
+    return min(top, max(MIN_TRIAL_GRIDS, power))
+
+
 def rank(candidates: Sequence[Candidate], cost: Callable[[Candidate], float]) -> list[tuple[Candidate, float]]:
     """Candidates with their predicted cost, cheapest first. Ties go to the larger batch
     (fewer messages: each costs CPU time to post that the model does not count), then
@@ -198,8 +226,12 @@ class Entrant:
     candidate: Candidate
     predicted: float
     samples: list[float] = field(default_factory=list)
-    warm: bool = False
     refused: bool = False
+    # One untimed chunk before the first timed one: for a transport variant, whose
+    # first apply sets up what its transport makes lazily (rma-fence's window pages are
+    # first touched by the first puts: its first 64-grid apply at 24^3 took 1.5x its
+    # second); for the shortlist only where chunks are shorter than the apply (Tuning).
+    warm_up: bool = False
 
     def seconds(self) -> float | None:
         """The fastest of its timed chunks. A busy machine's noise only ever adds time
@@ -216,8 +248,11 @@ class Entrant:
         return f"fastest of {len(self.samples)}" if self.samples else "not measured"
 
 
-# What a race asks its driver for: apply one trial chunk with this candidate, timed or not
-# (a candidate's first chunk warms up its Operator: buffers touched, windows made).
+# What a race asks its driver for: apply one trial chunk with this candidate, timed or
+# not. Only an entrant with warm_up gets an untimed chunk: an Operator's constructor
+# touches its message buffers, and the kernel reads the grids in place, so on the default
+# transport its first apply is as fast as its second (benchmarks/tune_overhead.py prints
+# both per transport).
 Request = tuple[Candidate, bool]
 
 
@@ -283,7 +318,8 @@ def race(
     same on every rank (None if every entrant was refused).
 
     Every round applies one timed trial chunk per surviving entrant (after one untimed
-    warm-up chunk the first time); then rank 0 decides who goes on (:func:`verdict`:
+    chunk the first time, for an entrant with ``warm_up``); then rank 0, given the
+    slowest rank's time of each (one reduction per round), decides who goes on (:func:`verdict`:
     those not clearly beaten by the leader, given the noise measured between chunks,
     here and on the earlier entrants ``history``) and broadcasts it, so every rank runs
     the same chunks and ends with the same winner whatever its own clock said. The race
@@ -295,24 +331,35 @@ def race(
     its Operator: a one-sided transport frees its window collectively).
 
     The driver sends back this rank's seconds for each request, or None if the
-    Operator refused the candidate (which happens on every rank alike). Samples end up
-    on rank 0's entrants only.
+    Operator refused the candidate (which happens on every rank alike, so every rank
+    reduces as many times). Samples end up on rank 0's entrants only.
     """
     from mpi4py import MPI
 
     root = comm.Get_rank() == 0
     alive = [e for e in entrants if not e.refused]
     while alive:
+        timed = []
+        seconds = []
         for entrant in alive:
-            if not entrant.warm:
-                entrant.warm = True
+            if entrant.warm_up:
+                entrant.warm_up = False
                 if (yield (entrant.candidate, False)) is None:
                     entrant.refused = True
                     continue
-            seconds = yield (entrant.candidate, True)
-            worst = comm.reduce(math.inf if seconds is None else seconds, op=MPI.MAX, root=0)
+            answer = yield (entrant.candidate, True)
+            if answer is None:
+                entrant.refused = True
+            else:
+                timed.append(entrant)
+                seconds.append(answer)
+        if timed:
+            mine = np.array(seconds, dtype=float)
+            worst = np.empty_like(mine) if root else None
+            comm.Reduce(mine, worst, op=MPI.MAX, root=0)
             if root:
-                entrant.samples.append(worst)
+                for entrant, value in zip(timed, worst.tolist(), strict=True):
+                    entrant.samples.append(value)
         keep = verdict(alive, history, over_budget()) if root else None
         keep = comm.bcast(keep, root=0)
         for i, entrant in enumerate(alive):
@@ -363,7 +410,8 @@ def tournament(
         for transport in transports:
             support = transport_support(transport)
             if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
-                variants.append(Entrant(Candidate(**{**c.options(), "transport": transport}), first.predicted))
+                variant = Candidate(**{**c.options(), "transport": transport})
+                variants.append(Entrant(variant, first.predicted, warm_up=True))
     winner = first
     if variants:
         # The first race's chunks measured the noise already: clearly beaten variants
@@ -377,7 +425,8 @@ class Tuning:
     """Collective: one tuning of (decomposition, stencil, G), fed with chunks of work.
 
     The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
-    model ranks the candidates for a chunk of ``trial_grids`` grids (or G, if fewer) and
+    model ranks the candidates for a trial chunk of ``trial_grids`` grids (default
+    :func:`trial_chunk`: G where its apply is short; never more than G) and
     two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
     first the model's shortlist on the default transport, then, if the model says a
     transport can matter, the winner on every transport that supports its model and
@@ -400,7 +449,7 @@ class Tuning:
         calibration: Path | None = None,
         trials: int = DEFAULT_TRIALS,
         budget: float = DEFAULT_BUDGET,
-        trial_grids: int = DEFAULT_TRIAL_GRIDS,
+        trial_grids: int | None = None,
     ) -> None:
         from hybridfd import _core
 
@@ -413,7 +462,7 @@ class Tuning:
         threads = default_threads() if threads is None else threads
         if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
             problem_text = f"threads {threads!r} must be a positive int"
-        for name, value in (("trials", trials), ("trial_grids", trial_grids)):
+        for name, value in (("trials", trials), ("trial_grids", 1 if trial_grids is None else trial_grids)):
             if problem_text is None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 problem_text = f"{name} {value!r} must be a positive int"
         if problem_text is None and not (isinstance(budget, (int, float)) and budget >= 0):
@@ -451,17 +500,26 @@ class Tuning:
 
         # Rank 0's seconds per part of the tuning (what tuning_seconds is made of):
         # setup, calibration, presets, ranking; then, while fed, operators (building and
-        # freeing the candidates'), warm-up chunks, timed chunks, and decisions (the
+        # freeing the candidates'), chunks (the trial chunks, timed), and decisions (the
         # races' reductions and broadcasts).
         self.parts: dict[str, float] = {"setup": time.perf_counter() - began}
         mark = time.perf_counter()
-        # The model ranks for the trial chunk, so predicted and measured compare like
-        # with like.
-        self.chunk = min(int(grids), trial_grids)
-        problem = _slowest_problem(comm, problem_of(decomposition, stencil.radius, self.chunk))
-        costs, note = _costs(comm, decomposition.domain.dtype, problem, calibration)
+        whole = _slowest_problem(comm, problem_of(decomposition, stencil.radius, int(grids)))
+        costs, note = _costs(comm, decomposition.domain.dtype, whole, calibration)
         self._status = f"{status}; {note}".strip("; ")
         mark = self._charge("calibration", mark)
+        if trial_grids is None:
+            # Every rank computes the same chunk: the same broadcast calibration and
+            # slowest problem. A flat double-buffered apply of batch 16 stands for all.
+            typical = predict(
+                costs, whole, model="flat", schedule="double-buffered", batch=min(16, int(grids)), slope=0
+            )
+            self.chunk = trial_chunk(int(grids), typical / int(grids))
+        else:
+            self.chunk = min(int(grids), trial_grids)
+        # The model ranks for the trial chunk, so predicted and measured compare like
+        # with like.
+        problem = replace(whole, grids=self.chunk)
         approaches = presets()
         mark = self._charge("presets", mark)
         pool = candidates(
@@ -483,7 +541,15 @@ class Tuning:
         # transfer time): what is left no transport can change.
         free = replace(costs, latency=0.0, per_message=0.0, bandwidth=math.inf)
         self._transport_share = lambda c: 1.0 - cost(c, free) / max(cost(c), 1e-300)
-        self._shortlist = [Entrant(c, p) for c, p in shortlist(ranked, trials)[:trials]]
+        # A warm-up chunk for the shortlist only where chunks are shorter than the apply
+        # (large grids): there it costs a fraction of an apply and keeps the behaviour
+        # session 5 measured on a quiet machine (+0.8 % of the job at 96^3). Without it
+        # the 96^3 jobs of two A/B runs under load were 7-14 % slower, no more than two
+        # identical tuners differed (6 %), so it is kept out of caution, not proof.
+        # Where a chunk is the whole apply (small grids) it would add an apply per
+        # entrant, a quarter of a 1,000-grid job, and measured nothing there.
+        warm_up = self.chunk < int(grids)
+        self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in shortlist(ranked, trials)[:trials]]
         self._charge("ranking", mark)
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
@@ -516,12 +582,12 @@ class Tuning:
         winner, entrants = yield from tournament(
             self.comm, self._shortlist, self._transports, self._over_budget, self._retire, self._transport_share
         )
-        trials = [e.trial() for e in entrants]
-        trials = self.comm.bcast(trials if self.comm.Get_rank() == 0 else None, root=0)
+        # Rank 0's samples, in one broadcast: every rank reports the same trials and time.
+        mine = ([e.trial() for e in entrants], None if winner is None else winner.seconds())
+        trials, measured = self.comm.bcast(mine if self.comm.Get_rank() == 0 else None, root=0)
         if winner is None:
             tried = "; ".join(t.candidate.label() for t in trials)
             raise ValueError(f"no candidate setting could run on these ranks ({self._refusal}; tried: {tried})")
-        measured = self.comm.bcast(winner.seconds(), root=0)
         self.winner_operator = self._operators.get(winner.candidate)
         self.decision = Decision(winner.candidate, winner.predicted, measured, "tuner", 0.0, trials, self._status)
 
@@ -558,12 +624,14 @@ class Tuning:
                     count = min(self.chunk, grids - done)
                     part = slice(done, done + count)
                     if timed:
+                        # Every rank starts the chunk together: its time is the apply's,
+                        # not a rank's lateness from the previous decision.
                         self.comm.Barrier()
                     start = time.perf_counter()
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
                     done += count
-                    mark = self._charge("timed chunks" if timed else "warm-up chunks", mark)
+                    mark = self._charge("chunks" if timed else "warm-up chunks", mark)
                 self._retiring = 0.0
                 try:
                     self._request = self._steps.send(seconds)
@@ -590,6 +658,7 @@ class Tuning:
         decision = self.decision
         decision.tuning_seconds, decision.parts = self.comm.bcast((self._seconds, self.parts), root=0)
         decision.grids_applied = self.grids_applied
+        decision.trial_grids = self.chunk
         if decision.measured is not None:
             decision.overhead_seconds = decision.tuning_seconds - self.grids_applied * decision.measured / self.chunk
         if self._path is not None and self.comm.Get_rank() == 0:
@@ -740,19 +809,20 @@ def tune(
     calibration: Path | None = None,
     trials: int = DEFAULT_TRIALS,
     budget: float = DEFAULT_BUDGET,
-    trial_grids: int = DEFAULT_TRIAL_GRIDS,
+    trial_grids: int | None = None,
 ) -> Decision:
     """Collective: the best setting for applying ``stencil`` to ``grids`` grids of
     ``decomposition``, from the cache (``cache``: a path, None for the default, False for
     none) or tuned now on scratch arrays; identical on every rank.
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
-    Trial chunks hold min(grids, ``trial_grids``) grids; ``budget`` bounds, in seconds,
-    the time spent in the tuner (rank 0's clock, checked after each round of the races,
-    so one round may run over); the quick calibration, if no calibration file exists, comes on top (a few
-    seconds). The time spent is ``tuning_seconds``; all of it is overhead here, as the
-    scratch grids are thrown away (``Operator(approach="auto")`` tunes on the job's own
-    grids instead, see :class:`Tuning`).
+    Trial chunks hold min(grids, ``trial_grids``) grids (default :func:`trial_chunk`);
+    ``budget`` bounds, in seconds, the time spent in the tuner (rank 0's clock, checked
+    after each round of the races, so one round may run over); the quick calibration, if
+    no calibration file exists, comes on top (a few seconds). The time spent is
+    ``tuning_seconds``; all of it is overhead here, as the scratch grids are thrown away
+    (``Operator(approach="auto")`` tunes on the job's own grids instead, see
+    :class:`Tuning`).
     """
     tuning = Tuning(
         decomposition,
@@ -839,7 +909,7 @@ def main(argv: list[str] | None = None) -> int:
     if MPI.COMM_WORLD.rank == 0:
         console = Console()
         if decision.trials:
-            table = Table(title=f"trials (slowest rank, {min(args.grids, DEFAULT_TRIAL_GRIDS)} grids per chunk)")
+            table = Table(title=f"trials (slowest rank, {decision.trial_grids} grids per chunk)")
             table.add_column("setting")
             table.add_column("predicted ms", justify="right")
             table.add_column("measured ms", justify="right")

@@ -126,9 +126,9 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
-    # Chunks of 2 grids and applies of 5: the tuning runs over several applies (with an
-    # untimed tail of 1 grid each), every output is the reference's, and the grids the
-    # trials computed are counted.
+    # Chunks of 2 grids and applies of 5: the tuning runs over several applies (the last
+    # grid of each a chunk of its own, its time scaled to two grids'), every output is
+    # the reference's, and the grids the trials computed are counted.
     shape, periodic, grids = (12, 10, 8), (False, True, True), 5
     dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), comm)
     stencil = hf.Stencil.laplace(2, 0.3)

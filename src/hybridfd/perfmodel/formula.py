@@ -107,17 +107,18 @@ def batch_sizes(t: int, b: int, n: int, kind: str = "geometric") -> list[int]:
     if n > largest:
         raise ValueError(f"slope {n} ({kind}) with batch {b} makes the first batch smaller than one grid")
 
-    def size(index: int) -> int:
-        if index >= n:
-            return b
-        return b >> (n - index) if kind == "geometric" else b * (index + 1) // (n + 1)
-
+    # The slope's batches, then whole batches of b, then the rest: built in one go, as
+    # the tuner asks for dozens of candidates at every tuning (b = 1 alone is t batches).
+    ramp = [b >> (n - i) if kind == "geometric" else b * (i + 1) // (n + 1) for i in range(n)]
     sizes: list[int] = []
     done = 0
-    while done < t:
-        sizes.append(min(size(len(sizes)), t - done))
+    for size in ramp:
+        if done == t:
+            return sizes
+        sizes.append(min(size, t - done))
         done += sizes[-1]
-    return sizes
+    whole, rest = divmod(t - done, b)
+    return sizes + [b] * whole + ([rest] if rest else [])
 
 
 def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> float:  # noqa: E741
@@ -132,8 +133,9 @@ def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> fl
     C = _check("compute time per grid C", C, low=0.0)
     if len(sizes) == 0:
         return 0.0
-    for index, size in enumerate(sizes):
-        _count(f"batch {index} size", size, 1)
+    if not all(type(size) is int and size >= 1 for size in sizes):  # one pass; the message names the first bad one
+        for index, size in enumerate(sizes):
+            _count(f"batch {index} size", size, 1)
     total = l + sizes[0] / B
     for previous, current in pairwise(sizes):
         total += max(0.0, l + current / B - C * previous)
