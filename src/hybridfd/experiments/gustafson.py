@@ -249,9 +249,14 @@ def plot(result: dict[str, Any], path: Path) -> None:
     for approach in dict.fromkeys(r["approach"] for r in measured):
         mine = [r for r in measured if r["approach"] == approach]
         left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
-    left.set_xticks(sorted({r["cores"] for r in measured}))
+    counts = sorted({r["cores"] for r in measured})
+    if len(counts) > 1 and counts[-1] >= 16 * counts[0]:  # e.g. simulated 4 .. 1,024: spread them out
+        left.set_xscale("log", base=2)
+    left.set_xticks(counts)
+    left.set_xticklabels([str(c) for c in counts], fontsize=7)
     left.set_xlabel("cores (= grids)")
-    left.set_ylabel("ms per apply (measured)")
+    simulated = result["parameters"].get("simulate")
+    left.set_ylabel(f"ms per apply ({'simulated on ' + simulated if simulated else 'measured'})")
     left.legend(fontsize=8)
     cores = [r["cores"] for r in volume]
     right.plot(cores, [r["flat_kb_per_node"] / 1e3 for r in volume], marker="o", label="one rank per core")
