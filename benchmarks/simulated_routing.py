@@ -19,6 +19,8 @@ hybridfd.mapping's link loads go X, then Y, then Z. This script
     nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --cores 256 512 1024 2048
     nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 1024 \\
         --routing dimension-ordered
+    nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 32 \\
+        --shape 144 --batch 1 --routing dimension-ordered    # Fig. 7.2's point
 
 The route printer (benchmarks/simgrid_routes.cpp) is built with g++ against libsimgrid
 (installed by `make smpi`) on first use.
@@ -148,11 +150,13 @@ def busiest_links(cores: int) -> list[dict]:
     return rows
 
 
-def simulate(approach: str, cores: int, grids: int, routing: str, driver: Path) -> tuple[float, float]:
-    """(simulated ms per apply, wall seconds) of one point, on the generated platform or its
-    dimension-ordered rewrite; not cached."""
-    job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": RADIUS, "simulate": {"platform": "bluegene-p"}}
-    run = experiments.plan(variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
+def simulate(
+    approach: str, cores: int, grids: int, routing: str, driver: Path, shape: int = SHAPE, batch: int | None = None
+) -> tuple[float, float]:
+    """(simulated ms per apply, wall seconds) of one point (``batch`` None: the preset's),
+    on the generated platform or its dimension-ordered rewrite; not cached."""
+    job = {"grids": grids, "shape": shape, "dtype": "float64", "radius": RADIUS, "simulate": {"platform": "bluegene-p"}}
+    run = experiments.plan(variant(approach, batch), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
     if run is None:
         raise ValueError(f"{approach} is not simulated at scale")
     xml = dimension_ordered_xml(run.topology, MACHINE) if routing == "dimension-ordered" else None
@@ -169,6 +173,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cores", type=int, nargs="*", default=[], help="busiest links at these core counts")
     parser.add_argument("--simulate", nargs=3, metavar=("APPROACH", "CORES", "GRIDS"), help="simulate one point")
     parser.add_argument("--routing", choices=("generated", "dimension-ordered"), default="generated")
+    parser.add_argument("--shape", type=int, default=SHAPE, help=f"grids of N^3 to simulate (default {SHAPE})")
+    parser.add_argument("--batch", type=int, help="batch to simulate (default: the approach's preset)")
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     args = parser.parse_args(argv)
     for cores in args.cores:
@@ -181,8 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     if args.simulate:
         approach, cores, grids = args.simulate[0], int(args.simulate[1]), int(args.simulate[2])
-        ms, wall = simulate(approach, cores, grids, args.routing, Path(args.driver))
-        print(f"{approach} {cores} cores {grids} grids, {args.routing} routes: {ms:.3f} ms ({wall:.0f} s wall)")
+        ms, wall = simulate(approach, cores, grids, args.routing, Path(args.driver), args.shape, args.batch)
+        batch = "preset batch" if args.batch is None else f"batch {args.batch}"
+        print(f"{approach} ({batch}) {cores} cores {grids} grids of {args.shape}^3, {args.routing} routes: {ms:.3f} ms")
+        print(f"({wall:.0f} s wall)")
     return 0
 
 
