@@ -3,9 +3,8 @@
 // directed links in route order. Built and used by benchmarks/simulated_routing.py, to
 // compare the generated platforms' routes with dimension-ordered routing
 // (docs/simulation.md, "The 1,024-core mesh").
-#include <simgrid/s4u.hpp>
-
 #include <iostream>
+#include <simgrid/s4u.hpp>
 #include <string>
 #include <vector>
 
@@ -24,8 +23,7 @@ int main(int argc, char** argv) {
       engine.host_by_name("node-" + std::to_string(a))
           ->route_to(engine.host_by_name("node-" + std::to_string(b)), links, &latency);
       std::cout << a << ' ' << b;
-      for (const auto* link : links)
-        std::cout << ' ' << link->get_name();
+      for (const auto* link : links) std::cout << ' ' << link->get_name();
       std::cout << '\n';
     }
   });
