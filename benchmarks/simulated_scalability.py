@@ -60,6 +60,13 @@ def simulate(approach: str, cores: int, grids: int, cache: Path, driver: Path) -
     return row["median_ms"], time.perf_counter() - start
 
 
+def save(rows: list[dict[str, Any]], output: str | None) -> None:
+    """The rows as the JSON of ``-o`` (after every line, so a stopped run keeps what it did)."""
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, nargs="+", default=[1024])
@@ -94,7 +101,14 @@ def main(argv: list[str] | None = None) -> int:
         # utilisation's numerator (the paper's "CPU utilization").
         compute_ms = 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / core_speed
         for approach in args.approaches:
+            key = f"{approach}@{cores}"
             if (approach, cores) in done:
+                # A saved line: only a direct simulation asked for now is added to it.
+                row = next(r for r in rows if (r["approach"], r["cores"]) == (approach, cores))
+                if key in args.direct and "direct_ms" not in row:
+                    row["direct_ms"], wall = simulate(approach, cores, GRIDS, cache, driver)
+                    print(f"{key} 2816 grids directly: {row['direct_ms']:.3f} ms ({wall:.0f} s wall)", flush=True)
+                    save(rows, args.output)
                 continue
             points = []
             for grids in points_of[approach]:
@@ -115,15 +129,12 @@ def main(argv: list[str] | None = None) -> int:
                 "compute_ms": compute_ms,
                 "utilisation": compute_ms / extrapolated,
             }
-            key = f"{approach}@{cores}"
             if key in args.direct:
                 row["direct_ms"], wall = simulate(approach, cores, GRIDS, cache, driver)
                 print(f"{key} 2816 grids directly: {row['direct_ms']:.3f} ms ({wall:.0f} s wall)", flush=True)
             rows.append(row)
             print(json.dumps(row), flush=True)
-            if args.output:
-                Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-                Path(args.output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
+            save(rows, args.output)
     if args.plot:
         plot(rows, Path(args.plot))
     return 0

@@ -76,6 +76,8 @@ def cache_row(tmp_path: Path, run: experiments.SimulatedRun, ms: float) -> None:
     path = Path(job(tmp_path)["simulate"]["cache"]) / f"{key}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     config = {"approach": run.approach, "model": "flat", "batch": 8, "slope": 1, "threads": 1}
+    # what the driver's record holds beyond that (a saved result's schema asks for it)
+    config |= {"schedule": "double-buffered", "transport": "p2p", "slope_kind": "geometric", "progress": 0}
     path.write_text(json.dumps({"median_ms": ms, "samples_ms": [ms], "config": config, "process_grid": [4, 2, 2]}))
 
 
@@ -116,3 +118,62 @@ def test_titles_say_how_times_were_taken() -> None:
 
     assert timing(Namespace(simulate=None, repeats=5)) == "medians of 5"
     assert timing(Namespace(simulate="bluegene-p", repeats=5)) == "one simulated apply each (bluegene-p)"
+
+
+def gustafson_in_cache(tmp_path: Path, cores: int, ms: float) -> list[str]:
+    """The CLI arguments of a simulated gustafson run on ``cores`` cores whose every point
+    is put in the cache first (approach k of the registry at ``ms + k`` ms)."""
+    from hybridfd.experiments._stencil import model_of
+    from hybridfd.experiments.scalability import variants
+
+    the_job = dict(job(tmp_path, grids=cores), shape=12, radius=2)
+    for k, v in enumerate(variants([])):
+        run = experiments.plan(v, model_of(v["options"]["approach"]), cores, the_job, 5e-6)
+        if run is not None:
+            cache_row(tmp_path, run, ms + k)
+    settings = the_job["simulate"]
+    return [
+        "bench", "gustafson", "--simulate", "bluegene-p", "--cores", str(cores), "--shape", "12",
+        "--volume-cores", "4", "16", "--team-sync", "5e-06",
+        "--simulate-cache", settings["cache"], "--simulate-driver", settings["driver"],
+    ]  # fmt: skip
+
+
+def timed(result: dict) -> dict[tuple[int, str], float]:
+    return {(r["cores"], r["approach"]): r["ms"] for r in result["rows"] if r["kind"] == "measured"}
+
+
+def test_gustafson_merge_keeps_the_saved_rows_of_other_core_counts(tmp_path: Path, capsys) -> None:
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    assert main([*gustafson_in_cache(tmp_path, 4, 10.0), "-o", str(tmp_path / "four")]) == 0
+    four = results.load(tmp_path / "four" / "gustafson.json")
+    saved = tmp_path / "four" / "gustafson.json"
+    assert main([*gustafson_in_cache(tmp_path, 16, 20.0), "--merge", str(saved), "-o", str(tmp_path / "both")]) == 0
+    both = results.load(tmp_path / "both" / "gustafson.json")
+    assert {c for c, _ in timed(both)} == {4, 16}
+    assert {k: v for k, v in timed(both).items() if k[0] == 4} == timed(four)  # kept as saved
+    assert [r["cores"] for r in both["rows"] if r["kind"] == "measured"] == sorted(c for c, _ in timed(both))
+    assert any(note.startswith(f"rows at 4 cores from {saved}") for note in both["notes"])
+    # A core count this run times replaces the saved one's rows: one row per approach.
+    merged = tmp_path / "both" / "gustafson.json"
+    assert main([*gustafson_in_cache(tmp_path, 4, 30.0), "--merge", str(merged), "-o", str(tmp_path / "again")]) == 0
+    again = timed(results.load(tmp_path / "again" / "gustafson.json"))
+    assert len(again) == len(timed(both))
+    assert {k: v for k, v in again.items() if k[0] == 16} == {k: v for k, v in timed(both).items() if k[0] == 16}
+    assert min(v for k, v in again.items() if k[0] == 4) == 30.0
+    capsys.readouterr()
+
+
+def test_gustafson_merge_refuses_another_problem(tmp_path: Path, capsys) -> None:
+    from hybridfd.cli import main
+
+    assert main([*gustafson_in_cache(tmp_path, 4, 10.0), "-o", str(tmp_path / "four")]) == 0
+    saved = str(tmp_path / "four" / "gustafson.json")
+    argv = gustafson_in_cache(tmp_path, 16, 20.0)
+    argv[argv.index("--team-sync") + 1] = "1e-05"
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--merge", saved, "-o", str(tmp_path / "other")])
+    assert exit_.value.code == 2
+    assert "another problem (--team-sync 5e-06 there, 1e-05 here)" in capsys.readouterr().err

@@ -58,3 +58,12 @@ def test_the_host_platform_has_this_machines_cores_and_every_rank_on_it() -> Non
     (host,) = ET.fromstring(platform.platform_xml(topology, MACHINE).split("?>", 1)[1].split(">", 1)[1]).iter("host")
     assert host.get("core") == str(cores)
     assert platform.hostfile(topology, 2 * cores) == "node-0\n" * (2 * cores)
+
+
+def test_write_takes_another_platform_for_the_same_hosts(tmp_path: Path) -> None:
+    topology = Topology.preset("bluegene-p", 8)
+    generated, hosts = platform.write(topology, MACHINE, 8, tmp_path / "generated")
+    assert generated.read_text() == platform.platform_xml(topology, MACHINE)
+    other = platform.platform_xml(topology, MACHINE).replace('routing="DijkstraCache"', 'routing="Floyd"')
+    given, given_hosts = platform.write(topology, MACHINE, 8, tmp_path / "given", other)
+    assert given.read_text() == other and given_hosts.read_text() == hosts.read_text()

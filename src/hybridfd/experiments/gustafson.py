@@ -72,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="core counts of the exact volume (default 4 .. 16384)",
     )
     parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (default 2: 13 points)")
+    parser.add_argument(
+        "--merge",
+        type=Path,
+        metavar="JSON",
+        help="a saved gustafson result of the same problem: keep its timed rows at the core counts this run "
+        "does not time (to add a core count without re-running, e.g. re-simulating, the others)",
+    )
     add_threads_argument(parser)
     add_problem_arguments(parser, shape=192)
 
@@ -106,6 +113,44 @@ def internode_bytes_per_node(
     return float(per_node.mean()), int(per_node.max()), between_ranks
 
 
+#: Parameters a merged result must share with this run: they decide what a timed row means.
+SAME_PROBLEM = ("shape", "dtype", "radius", "batches", "simulate")
+
+
+def merged_rows(args: argparse.Namespace, cores: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
+    """The timed rows of the saved result ``args.merge`` at core counts not in ``cores``,
+    and the note that says where they come from (([], []) without ``--merge``)."""
+    from hybridfd import results
+
+    if args.merge is None:
+        return [], []
+    try:
+        saved = results.load(args.merge)
+    except results.ResultError as error:
+        raise ExperimentInputError(f"--merge: {error}") from None
+    if (saved["command"], saved["name"]) != ("bench", NAME):
+        raise ExperimentInputError(f"--merge {args.merge}: a {saved['command']} {saved['name']} result, not {NAME}")
+    same = SAME_PROBLEM + (("team_sync",) if args.simulate else ("threads",))
+    theirs = saved["parameters"]
+    differ = [
+        f"--{k.replace('_', '-')} {theirs.get(k)} there, {getattr(args, k)} here"
+        for k in same
+        if theirs.get(k) != getattr(args, k)
+    ]
+    if differ:
+        raise ExperimentInputError(f"--merge {args.merge}: another problem ({'; '.join(differ)})")
+    kept = [r for r in saved["rows"] if r["kind"] == "measured" and r["cores"] not in cores]
+    if not kept:
+        return [], []
+    counts = sorted({r["cores"] for r in kept})
+    revision = saved["environment"].get("git_revision") or "unknown"
+    note = (
+        f"rows at {', '.join(map(str, counts))} cores from {args.merge} (created {saved['created']}, "
+        f"git {revision[:12]}), not re-run"
+    )
+    return kept, [note]
+
+
 def run(args: argparse.Namespace) -> Outcome:
     cores = core_counts(args, [1, 2], SIMULATED_CORES)
     volume_cores = check_ranks("--volume-cores", args.volume_cores)
@@ -116,7 +161,7 @@ def run(args: argparse.Namespace) -> Outcome:
         )
     shape = (args.shape,) * 3
     itemsize = np.dtype(args.dtype).itemsize
-    rows = []
+    rows, merge_notes = merged_rows(args, cores)
     for c in cores:
         job = {"shape": args.shape, "dtype": args.dtype, "grids": c, "repeats": args.repeats, "radius": args.radius}
         job.update(job_settings(args))
@@ -140,6 +185,7 @@ def run(args: argparse.Namespace) -> Outcome:
                     "config": v["config"],
                 }
             )
+    rows.sort(key=lambda r: r["cores"])  # stable: merged and new core counts in order, approaches as timed
     k = args.cores_per_node
     for c in volume_cores:
         flat_mean, _, _ = internode_bytes_per_node(shape, c, k, args.radius, itemsize)
@@ -189,7 +235,7 @@ def run(args: argparse.Namespace) -> Outcome:
     title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, {simulation_timing(args)}"
     if BASELINE not in {r["approach"] for r in rows if r["kind"] == "measured"}:
         raise ExperimentInputError(f"the approach registry has no {BASELINE}")
-    notes += simulation_notes(args)
+    notes += simulation_notes(args) + merge_notes
     return Outcome(title, columns, rows, notes)
 
 
@@ -203,9 +249,14 @@ def plot(result: dict[str, Any], path: Path) -> None:
     for approach in dict.fromkeys(r["approach"] for r in measured):
         mine = [r for r in measured if r["approach"] == approach]
         left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
-    left.set_xticks(sorted({r["cores"] for r in measured}))
+    counts = sorted({r["cores"] for r in measured})
+    if len(counts) > 1 and counts[-1] >= 16 * counts[0]:  # e.g. simulated 4 .. 1,024: spread them out
+        left.set_xscale("log", base=2)
+    left.set_xticks(counts)
+    left.set_xticklabels([str(c) for c in counts], fontsize=7)
     left.set_xlabel("cores (= grids)")
-    left.set_ylabel("ms per apply (measured)")
+    simulated = result["parameters"].get("simulate")
+    left.set_ylabel(f"ms per apply ({'simulated on ' + simulated if simulated else 'measured'})")
     left.legend(fontsize=8)
     cores = [r["cores"] for r in volume]
     right.plot(cores, [r["flat_kb_per_node"] / 1e3 for r in volume], marker="o", label="one rank per core")

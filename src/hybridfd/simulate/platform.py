@@ -179,11 +179,14 @@ def hostfile(topology: Topology, ranks: int) -> str:
     return "".join(f"node-{int(slot) // topology.cores_per_node}\n" for slot in slots)
 
 
-def write(topology: Topology, machine: Machine, ranks: int, directory: str | os.PathLike) -> tuple[Path, Path]:
-    """Writes ``platform.xml`` and ``hostfile`` for ``ranks`` ranks into ``directory``."""
+def write(
+    topology: Topology, machine: Machine, ranks: int, directory: str | os.PathLike, xml: str | None = None
+) -> tuple[Path, Path]:
+    """Writes ``platform.xml`` (``xml``, or the one generated from ``topology``) and
+    ``hostfile`` for ``ranks`` ranks into ``directory``."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     platform_path, hostfile_path = directory / "platform.xml", directory / "hostfile"
-    platform_path.write_text(platform_xml(topology, machine))
+    platform_path.write_text(platform_xml(topology, machine) if xml is None else xml)
     hostfile_path.write_text(hostfile(topology, ranks))
     return platform_path, hostfile_path

@@ -43,10 +43,13 @@ def run(
     directory: str | os.PathLike,
     driver: str | os.PathLike,
     timeout: float = 600,
+    platform_xml: str | None = None,
 ) -> dict:
     """Simulates ``hybridfd-bench arguments`` on ``ranks`` ranks; returns its result record.
-    Raises RuntimeError with the output if the run fails."""
-    platform_path, hostfile_path = platforms.write(topology, machine, ranks, directory)
+    ``platform_xml`` replaces the platform generated from ``topology`` (same hosts, other
+    routes: benchmarks/simulated_routing.py). Raises RuntimeError with the output if the
+    run fails."""
+    platform_path, hostfile_path = platforms.write(topology, machine, ranks, directory, platform_xml)
     modelled = "--compute" in arguments and list(arguments)[list(arguments).index("--compute") + 1] == "modelled"
     command = [
         "smpirun",

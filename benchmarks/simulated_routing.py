@@ -1,0 +1,198 @@
+"""Which links the simulated Blue Gene/P messages cross: SimGrid's own routes of the
+generated platform against dimension-ordered routing (docs/simulation.md, "The 1,024-core
+mesh").
+
+Below 512 nodes Blue Gene/P is a mesh, and hybridfd.simulate.platform writes it node by
+node with SimGrid's shortest-path routing (DijkstraCache). Shortest paths are not unique
+on a mesh; SimGrid breaks the ties its own way, Blue Gene/P's deterministic routing and
+hybridfd.mapping's link loads go X, then Y, then Z. This script
+
+- prints, per core count, the busiest link of one batch of 8 grids of 192^3 (all six
+  directions at once, as the double-buffered schedule sends them) for flat-optimized (one
+  rank per core, packed 4 to a node) and hybrid-multiple (four groups of one rank per
+  node), under both routings, beside the compute per batch it has to hide behind;
+- with ``--simulate APPROACH CORES GRIDS``, simulates one point (not cached) on the
+  generated platform (``--routing generated``) or on the same platform with every route
+  written out dimension by dimension (``--routing dimension-ordered``: SimGrid's Full
+  routing, 65,280 routes and 22 MB of XML at 256 nodes).
+
+    nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --cores 256 512 1024 2048
+    nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 1024 \\
+        --routing dimension-ordered
+    nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 32 \\
+        --shape 144 --batch 1 --routing dimension-ordered    # Fig. 7.2's point
+
+The route printer (benchmarks/simgrid_routes.cpp) is built with g++ against libsimgrid
+(installed by `make smpi`) on first use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from hybridfd.decomposition import automatic_grid
+from hybridfd.experiments._stencil import model_of, variant
+from hybridfd.mapping import metrics
+from hybridfd.mapping.patterns import stencil_pattern
+from hybridfd.mapping.topology import Topology
+from hybridfd.simulate import experiments, smpi
+from hybridfd.simulate import platform as platforms
+
+SHAPE, BATCH, RADIUS, ITEMSIZE = 192, 8, 2, 8
+FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
+ROUTES_SOURCE = Path(__file__).with_name("simgrid_routes.cpp")
+ROUTES_BINARY = Path("build") / "smpi" / "simgrid-routes"
+MACHINE = platforms.BLUEGENE_P
+
+
+def route_printer() -> Path:
+    """The built route printer (built on first use)."""
+    if not ROUTES_BINARY.exists() or ROUTES_BINARY.stat().st_mtime < ROUTES_SOURCE.stat().st_mtime:
+        ROUTES_BINARY.parent.mkdir(parents=True, exist_ok=True)
+        command = ["g++", "-O1", "-std=c++17", str(ROUTES_SOURCE), "-o", str(ROUTES_BINARY), "-lsimgrid"]
+        subprocess.run(command, check=True)
+    return ROUTES_BINARY
+
+
+def simgrid_routes(xml: str, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """SimGrid's route (directed link names) of each node pair on the platform ``xml``."""
+    with tempfile.TemporaryDirectory(prefix="hybridfd-routes-") as directory:
+        path = Path(directory) / "platform.xml"
+        path.write_text(xml)
+        text = "".join(f"{a} {b}\n" for a, b in pairs)
+        command = [str(route_printer()), str(path), "--log=root.thres:critical"]
+        out = subprocess.run(command, input=text, capture_output=True, text=True, check=True).stdout
+    routes = {}
+    for line in out.splitlines():
+        fields = line.split()
+        routes[(int(fields[0]), int(fields[1]))] = fields[2:]
+    return routes
+
+
+def dimension_ordered_xml(topology: Topology, machine: platforms.Machine) -> str:
+    """The node-by-node platform of ``topology`` with every route written out X, then Y,
+    then Z (hybridfd.mapping.metrics.link_loads' order; the shorter way round a wrapped
+    axis), as SimGrid Full routing. Messages within a node keep SimGrid's loopback, as on
+    the generated platform."""
+    xml = platforms.platform_xml(topology, machine)
+    if 'routing="DijkstraCache"' not in xml:
+        raise ValueError(f"{topology.describe()}: not a node-by-node platform (a TORUS cluster routes X, Y, Z already)")
+    head = xml.partition("    <route ")[0].replace('routing="DijkstraCache"', 'routing="Full"')
+    dims = topology.dims
+    routes = []
+    for a in range(topology.nodes):
+        for b in range(topology.nodes):
+            if a == b:
+                continue
+            here = [int(v) for v in topology.node_coords(a)]
+            there = [int(v) for v in topology.node_coords(b)]
+            links = []
+            for axis in range(3):
+                delta = there[axis] - here[axis]
+                if topology.wrap[axis] and dims[axis] > 2:
+                    delta %= dims[axis]
+                    delta -= dims[axis] if delta > dims[axis] // 2 else 0
+                for _ in range(abs(delta)):
+                    step = 1 if delta > 0 else -1
+                    after = list(here)
+                    after[axis] = (here[axis] + step) % dims[axis]
+                    # a link is named after its lower node; UP goes towards the higher one
+                    low, direction = (here, "UP") if step > 0 else (after, "DOWN")
+                    name = f"node-{int(topology.node_ids(low))}-{'xyz'[axis]}"
+                    links.append(f'<link_ctn id="{name}" direction="{direction}"/>')
+                    here = after
+            routes.append(f'    <route src="node-{a}" dst="node-{b}" symmetrical="NO">{"".join(links)}</route>\n')
+    return head + "".join(routes) + "  </zone>\n</platform>\n"
+
+
+def busiest_links(cores: int) -> list[dict]:
+    """Busiest link per batch of 8 grids, both routings, for flat-optimized and hybrid-multiple."""
+    topology = Topology.preset("bluegene-p", cores)
+    per_node = topology.cores_per_node
+    bandwidth = topology.link_bandwidth[0] * MACHINE.bandwidth_unit
+    xml = platforms.platform_xml(topology, MACHINE)
+    rows = []
+    for approach, ranks, groups in (("flat-optimized", cores, 1), ("hybrid-multiple", cores // per_node, per_node)):
+        grid = automatic_grid((SHAPE,) * 3, ranks)
+        pattern = stencil_pattern((SHAPE,) * 3, grid, radius=RADIUS, itemsize=ITEMSIZE, grids=BATCH)
+        # flat: packed, 4 ranks to a node; a hybrid-multiple group: rank i on node i, and
+        # the node's four groups send the same pattern at once
+        node = np.arange(ranks) * (cores // ranks) // per_node
+        src, dst = node[pattern.src], node[pattern.dst]
+        nbytes = pattern.nbytes.astype(np.float64) * groups
+        dimension_ordered = metrics.link_loads(topology, src, dst, nbytes).max()
+        off = src != dst
+        routes = simgrid_routes(xml, sorted(set(zip(src[off].tolist(), dst[off].tolist(), strict=True))))
+        loads: collections.Counter[str] = collections.Counter()
+        for a, b, n in zip(src[off].tolist(), dst[off].tolist(), nbytes[off].tolist(), strict=True):
+            for link in routes[(a, b)]:
+                loads[link] += n
+        # one core per rank in both models: a hybrid-multiple group's rank computes a node's box
+        compute = BATCH * SHAPE**3 / ranks * FLOPS_PER_POINT / MACHINE.core_speed
+        rows.append(
+            {
+                "cores": cores,
+                "topology": f"{'x'.join(map(str, topology.dims))} {'torus' if all(topology.wrap) else 'mesh'}",
+                "approach": approach,
+                "dimension_ordered_ms": 1e3 * dimension_ordered / bandwidth,
+                "simgrid_ms": 1e3 * max(loads.values()) / bandwidth,
+                "compute_ms": 1e3 * compute,
+            }
+        )
+    return rows
+
+
+def simulate(
+    approach: str, cores: int, grids: int, routing: str, driver: Path, shape: int = SHAPE, batch: int | None = None
+) -> tuple[float, float]:
+    """(simulated ms per apply, wall seconds) of one point (``batch`` None: the preset's),
+    on the generated platform or its dimension-ordered rewrite; not cached."""
+    job = {"grids": grids, "shape": shape, "dtype": "float64", "radius": RADIUS, "simulate": {"platform": "bluegene-p"}}
+    run = experiments.plan(variant(approach, batch), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
+    if run is None:
+        raise ValueError(f"{approach} is not simulated at scale")
+    xml = dimension_ordered_xml(run.topology, MACHINE) if routing == "dimension-ordered" else None
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="hybridfd-smpi-") as directory:
+        record = smpi.run(
+            run.ranks, run.topology, MACHINE, run.arguments, directory, driver, timeout=4 * 3600, platform_xml=xml
+        )
+    return record["rows"][0]["median_ms"], time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", type=int, nargs="*", default=[], help="busiest links at these core counts")
+    parser.add_argument("--simulate", nargs=3, metavar=("APPROACH", "CORES", "GRIDS"), help="simulate one point")
+    parser.add_argument("--routing", choices=("generated", "dimension-ordered"), default="generated")
+    parser.add_argument("--shape", type=int, default=SHAPE, help=f"grids of N^3 to simulate (default {SHAPE})")
+    parser.add_argument("--batch", type=int, help="batch to simulate (default: the approach's preset)")
+    parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
+    args = parser.parse_args(argv)
+    for cores in args.cores:
+        for row in busiest_links(cores):
+            print(
+                f"{row['cores']:>6} cores ({row['topology']}) {row['approach']:<15} busiest link per batch of {BATCH}: "
+                f"X-Y-Z {row['dimension_ordered_ms']:.2f} ms, SimGrid's routes {row['simgrid_ms']:.2f} ms; "
+                f"compute {row['compute_ms']:.2f} ms",
+                flush=True,
+            )
+    if args.simulate:
+        approach, cores, grids = args.simulate[0], int(args.simulate[1]), int(args.simulate[2])
+        ms, wall = simulate(approach, cores, grids, args.routing, Path(args.driver), args.shape, args.batch)
+        batch = "preset batch" if args.batch is None else f"batch {args.batch}"
+        print(f"{approach} ({batch}) {cores} cores {grids} grids of {args.shape}^3, {args.routing} routes: {ms:.3f} ms")
+        print(f"({wall:.0f} s wall)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
