@@ -3,7 +3,10 @@
 // it gives on the same values held padded; random boxes (1..14 points per axis, rows
 // shorter and longer than the kernel's vectors), radii 1..6, float64 and complex128,
 // symmetric and general stencils, random regions (so that vectors meet a row's ends at
-// every offset). Prints "ok" and exits 0, or names the failed case and exits 1.
+// every offset), arrays at every offset from 32-byte alignment, with and without the
+// memory hints (prefetch, streamed output). Prints "ok" and exits 0, or names the
+// failed case and exits 1.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +24,16 @@ using hybridfd::Index3;
 using hybridfd::Region;
 using hybridfd::Rows;
 using hybridfd::Stencil;
+
+// A buffer of `lanes` doubles starting `offset` lanes past a 64-byte boundary.
+struct Shifted {
+  std::vector<double> storage;
+  double* data;
+  Shifted(std::int64_t lanes, std::int64_t offset) : storage(static_cast<std::size_t>(lanes + 16), 0.0) {
+    const auto address = reinterpret_cast<std::uintptr_t>(storage.data());
+    data = storage.data() + ((64 - address % 64) % 64) / sizeof(double) + offset;
+  }
+};
 
 // Copies the points [begin, begin + extent) of the padded array (padded coordinates) to
 // a contiguous buffer in C order.
@@ -56,9 +69,13 @@ int main() {
     const HaloPlan plan(n, radius, lanes);
     std::vector<double> padded(static_cast<std::size_t>(plan.padded_lanes()));
     for (double& v : padded) v = value(random);
+    Shifted padded_shifted(plan.padded_lanes(), uniform(0, 3));
+    std::copy(padded.begin(), padded.end(), padded_shifted.data);
     const std::int64_t r = radius;
     // The box and each face's ghosts in their own buffers, in message layout.
-    const std::vector<double> box = copy_out(plan, padded, {r, r, r}, n);
+    const std::vector<double> box_values = copy_out(plan, padded, {r, r, r}, n);
+    Shifted box(plan.grid_lanes(), uniform(0, 3));
+    std::copy(box_values.begin(), box_values.end(), box.data);
     std::vector<double> ghosts[3][2];
     for (int axis = 0; axis < 3; ++axis)
       for (int side = 0; side < 2; ++side) {
@@ -70,7 +87,7 @@ int main() {
     const std::int64_t row = n[2] * lanes;
     const std::array<Rows, 3> layout{Rows{nullptr, n[1] * row, row}, Rows{nullptr, r * row, row},
                                      Rows{nullptr, n[1] * r * lanes, r * lanes}};
-    BoxInput input{Rows{box.data(), n[1] * row, row}, {}, {}, {}};
+    BoxInput input{Rows{box.data, n[1] * row, row}, {}, {}, {}};
     std::array<Rows, 2>* faces[3] = {&input.x_ghosts, &input.y_ghosts, &input.z_ghosts};
     for (int axis = 0; axis < 3; ++axis)
       for (int side = 0; side < 2; ++side) {
@@ -84,10 +101,11 @@ int main() {
       region.extent[axis] = uniform(1, n[axis] - region.begin[axis]);
     }
     if (trial % 4 == 0) region = Region{{0, 0, 0}, n};
-    std::vector<double> expected(static_cast<std::size_t>(plan.grid_lanes()), 0.0), got = expected;
-    hybridfd::apply_stencil(stencil, plan, padded.data(), region, expected.data());
-    hybridfd::apply_stencil(stencil, plan, input, region, got.data(), trial % 2 == 0);
-    if (std::memcmp(expected.data(), got.data(), expected.size() * sizeof(double)) != 0) {
+    Shifted expected(plan.grid_lanes(), uniform(0, 3)), got(plan.grid_lanes(), uniform(0, 3));
+    hybridfd::apply_stencil(stencil, plan, padded_shifted.data, region, expected.data);
+    const hybridfd::MemoryHints hints{.prefetch_input = trial % 2 == 0, .stream_output = trial % 3 != 1};
+    hybridfd::apply_stencil(stencil, plan, input, region, got.data, hints);
+    if (std::memcmp(expected.data, got.data, static_cast<std::size_t>(plan.grid_lanes()) * sizeof(double)) != 0) {
       std::printf(
           "FAILED: trial %d, box %lldx%lldx%lld, radius %d, lanes %d, region at (%lld,%lld,%lld) of "
           "(%lld,%lld,%lld)\n",
