@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
-from hybridfd.kernel import apply_padded, output_outgrows_cache
+from hybridfd.kernel import apply_padded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -47,16 +47,13 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     source = rng.standard_normal(out.shape).astype(dtype)
     target = np.empty_like(source)
 
-    # As an Operator's apply decides: by the output of all the grids together.
-    stream = output_outgrows_cache(out.nbytes)
-
     def kernel() -> None:
         for g in range(grids):
-            apply_padded(stencil, padded[g], out[g], stream_output=stream)
+            apply_padded(stencil, padded[g], out[g])
 
     def kernel_two_threads() -> None:
         for g in range(grids):
-            apply_padded(stencil, padded[g], out[g], threads=2, stream_output=stream)
+            apply_padded(stencil, padded[g], out[g], threads=2)
 
     source_lanes, target_lanes = source.reshape(-1).view(np.float64), target.reshape(-1).view(np.float64)
 
@@ -89,7 +86,6 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "grids": grids,
         "shape": shape,
         "repeats": repeats,
-        "streamed_output": stream,
         "median_seconds": median,
         "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
         "mpoints_per_s": {name: points / t / 1e6 for name, t in median.items()},
@@ -224,17 +220,15 @@ def main() -> int:
     print(f"host: {platform.node()}  build: {hf._core.build_flags()}")
     print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA\n")
     print(
-        "| case | dtype | output streamed | STREAM Copy GB/s | memcpy GB/s | kernel GB/s | kernel Mpoints/s "
-        "| kernel % of Copy "
+        "| case | dtype | STREAM Copy GB/s | memcpy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of Copy "
         "| kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy "
         "| 2 threads / 1 thread |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         g = row["gb_per_s"]
         print(
-            f"| {row['case']} | {row['dtype']} | {'yes' if row['streamed_output'] else 'no'} | "
-            f"{g['copy']:.2f} | {g['memcpy']:.2f} | {g['kernel']:.2f} | "
+            f"| {row['case']} | {row['dtype']} | {g['copy']:.2f} | {g['memcpy']:.2f} | {g['kernel']:.2f} | "
             f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
             f"{100 * row['kernel_fraction_of_memcpy']:.0f} % | "
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "

@@ -35,9 +35,8 @@ def test_kernel_is_bit_identical_to_reference(dtype, radius, shape, symmetric):
     stencil = make_stencil(radius, symmetric)
     assert stencil.symmetric == symmetric
     padded = random_padded(shape, radius, dtype, seed=radius * 100 + sum(shape))
-    expected = hf.reference.apply_padded(stencil, padded)
-    np.testing.assert_array_equal(apply_padded(stencil, padded), expected)
-    np.testing.assert_array_equal(apply_padded(stencil, padded, stream_output=True), expected)
+    out = apply_padded(stencil, padded)
+    np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
 
 
 def test_kernel_rejects_bad_arrays():
@@ -51,8 +50,6 @@ def test_kernel_rejects_bad_arrays():
         apply_padded(stencil, np.asfortranarray(padded))
     with pytest.raises(ValueError, match="overlaps"):
         apply_padded(stencil, padded, out=padded.reshape(-1)[:64].reshape(4, 4, 4))
-    with pytest.raises(TypeError, match="stream_output must be True, False or None, got 'yes'"):
-        apply_padded(stencil, padded, stream_output="yes")
 
 
 def test_arithmetic_peak_is_measured():
@@ -100,20 +97,18 @@ def test_stored_outputs_reproduce_bit_for_bit():
 @pytest.mark.parametrize("radius", range(1, 7))
 @pytest.mark.parametrize("threads", [1, 2, 3])
 def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
-    """Regions 1, 2 or 3 points thick and of odd sizes, split over threads, with and
-    without streamed output: each point as computed with the whole box, and nothing
-    outside the region written."""
+    """Regions 1, 2 or 3 points thick and of odd sizes, split over threads: each point as
+    computed with the whole box, and nothing outside the region written."""
     rng = np.random.default_rng(radius * 10 + threads)
     shape = (11, 6, 23)
     stencil = make_stencil(radius, symmetric=radius % 2 == 0)
     padded = random_padded(shape, radius, dtype, seed=radius)
     whole = apply_padded(stencil, padded)
-    for trial in range(12):
+    for _ in range(12):
         extent = tuple(int(rng.choice([1, 2, 3, int(rng.integers(1, n + 1))])) for n in shape)
         begin = tuple(int(rng.integers(0, n - e + 1)) for n, e in zip(shape, extent, strict=True))
         out = np.full(shape, np.nan, dtype=dtype)
-        # Half the trials write past the caches (streaming stores on whole aligned lines).
-        apply_padded(stencil, padded, out, region=(begin, extent), threads=threads, stream_output=trial % 2 == 0)
+        apply_padded(stencil, padded, out, region=(begin, extent), threads=threads)
         inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
         np.testing.assert_array_equal(out[inside], whole[inside])
         out[inside] = np.nan
@@ -138,34 +133,3 @@ def test_region_outside_the_box_is_refused(region, match):
         apply_padded(stencil, padded, np.zeros((11, 6, 23)), region=region)
     with pytest.raises(ValueError, match="threads 0 must be at least 1"):
         apply_padded(stencil, padded, threads=0)
-
-
-@pytest.mark.parametrize("dtype", ["float64", "complex128"])
-def test_apply_larger_than_the_cache_streams_and_stays_bit_identical(dtype):
-    """An apply whose output outgrows the last-level cache writes it with streaming stores
-    (aligned vectors only, whole 64-byte lines): every schedule still gives the
-    reference's values. Rows of 44 points start at every offset from a line."""
-    from mpi4py import MPI
-
-    from hybridfd.kernel import output_outgrows_cache
-
-    shape = (20, 36, 44)
-    grid_bytes = np.dtype(dtype).itemsize * int(np.prod(shape))
-    grids = 1  # the fewest grids that stream: doubled past the threshold, then bisected
-    while not output_outgrows_cache(grids * grid_bytes):
-        grids *= 2
-    below = grids // 2
-    while below + 1 < grids:
-        middle = (below + grids) // 2
-        below, grids = (below, middle) if output_outgrows_cache(middle * grid_bytes) else (middle, grids)
-    assert grids * grid_bytes <= 1 << 31, "a last-level cache above 2 GiB: the test would not fit in memory"
-    periodic = (True, False, True)
-    dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), MPI.COMM_SELF)
-    stencil = make_stencil(2, symmetric=dtype == "float64")
-    batch = np.random.default_rng(5).standard_normal((grids, *shape))
-    if dtype == "complex128":
-        batch = batch + 1j * np.random.default_rng(6).standard_normal(batch.shape)
-    expected = hf.reference.apply(stencil, batch, periodic=periodic)
-    for schedule in hf.schedule_names():
-        out = hf.Operator(dec, stencil, "flat-optimized", schedule=schedule, batch=8).apply(batch)
-        np.testing.assert_array_equal(out, expected, err_msg=schedule)

@@ -3,21 +3,18 @@
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
-// contraction. Outputs larger than the last-level cache are written with streaming
-// (non-temporal) stores, where a vector is 32-byte aligned (MemoryHints).
+// contraction. Streaming (non-temporal) stores for outputs larger than the last-level
+// cache, and rows shifted to start their vectors 32-byte aligned, were tried twice and
+// lost both times: in session 7 on this Zen 4 (aligned vectors only, whole 64-byte lines
+// only) 0.82-0.94x from memory and the alignment alone 0.85-0.99x; here a copy with
+// plain stores outruns glibc's non-temporal memcpy (docs/benchmarks.md, "Session 7").
 #include "hybridfd/kernel.hpp"
-
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
-
-#if defined(__AVX__)
-#include <immintrin.h>
-#endif
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -37,45 +34,6 @@ inline Vector load(const double* source) {
   std::memcpy(&value, source, sizeof value);
   return value;
 }
-
-// Writes `value` at `target`: past the caches (a non-temporal store, which needs 32-byte
-// alignment) when `stream`, else through them.
-inline void store(double* target, Vector value, bool stream) {
-#if defined(__AVX__)
-  if (stream && reinterpret_cast<std::uintptr_t>(target) % sizeof(Vector) == 0) {
-    _mm256_stream_pd(target, reinterpret_cast<__m256d>(value));
-    return;
-  }
-#endif
-  std::memcpy(target, &value, sizeof value);
-}
-
-// Lanes from `row` to its first lane at a multiple of `bytes` (rows of doubles are 8-byte
-// aligned). numpy places large arrays 16 bytes past a page boundary, so the rows of most
-// grids a user passes are 2 lanes short of 32-byte alignment.
-inline std::int64_t lanes_to_boundary(const double* row, std::uintptr_t bytes) {
-  return static_cast<std::int64_t>((-reinterpret_cast<std::uintptr_t>(row) % bytes) / sizeof(double));
-}
-inline std::int64_t lanes_to_alignment(const double* row) { return lanes_to_boundary(row, sizeof(Vector)); }
-
-// The lanes of an output row that stream: whole 64-byte lines written by aligned vectors
-// and by nothing else. A row's first and last vectors, which overlap others, are plain
-// stores, and a line that takes plain and streamed stores costs far more than streaming
-// saves (the kernel ran at 0.4-0.7x, measured); so do lines shared with the next row.
-struct StreamedLanes {
-  std::int64_t begin = 0, end = 0;
-  // Of a row at `row` whose lanes before `plain_before` and from `plain_from` on are
-  // written plainly, and whose other vectors lie at `aligned_step` + 4i.
-  static StreamedLanes of(bool stream, const double* row, std::int64_t plain_before, std::int64_t plain_from,
-                          std::int64_t aligned_step) {
-    if (!stream || lanes_to_alignment(row + aligned_step) != 0) return {};
-    constexpr std::int64_t line = 64 / sizeof(double);
-    const std::int64_t first = plain_before + lanes_to_boundary(row + plain_before, 64);
-    const std::int64_t last = plain_from - (line - lanes_to_boundary(row + plain_from, 64)) % line;
-    return {first, std::max(first, last)};
-  }
-  bool covers(std::int64_t k) const { return k >= begin && k + vector_lanes <= end; }
-};
 
 template <class T>
 inline T read(const double* source) {
@@ -412,8 +370,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true
                                                 const double* const (&centre)[Planes], std::int64_t stride_x,
                                                 std::int64_t stride_y,
                                                 Vector (&anchors)[Planes][2 * sliding_side<Radius, Lanes> + 1],
-                                                std::int64_t k, double* const (&target)[Planes],
-                                                const StreamedLanes (&streamed)[Planes]) {
+                                                std::int64_t k, double* const (&target)[Planes]) {
   constexpr int side = sliding_side<Radius, Lanes>;
   constexpr int count = 2 * side + 1;
   Vector along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r
@@ -440,7 +397,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true
                                         load(centre[plane] + k - d * stride_y), load(centre[plane] + k + d * stride_y));
     sum = add_sliding_z_pairs<Radius, Lanes, Symmetric, side>(c, sum, anchors[plane],
                                                               std::make_integer_sequence<int, Radius>{});
-    store(target[plane] + k, sum, streamed[plane].covers(k));
+    std::memcpy(target[plane] + k, &sum, sizeof sum);
 #pragma GCC unroll 13
     for (int j = 0; j + 1 < count; ++j) anchors[plane][j] = anchors[plane][j + 1];
   }
@@ -471,8 +428,8 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
                                               const Coefficients<Radius, Vector>& four, const Rows& rows,
                                               std::int64_t row_lanes, std::int64_t begin, std::int64_t end,
-                                              double* const (&target)[Planes], const double* const (&prefetch)[Planes],
-                                              bool stream) {
+                                              double* const (&target)[Planes],
+                                              const double* const (&prefetch)[Planes]) {
   constexpr std::int64_t reach = Radius * Lanes;
   const std::int64_t count = end - begin;
   if (count < vector_lanes) {
@@ -490,16 +447,15 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
     }
     return;
   }
-  StreamedLanes streamed[Planes]{};  // none but in the body of a regular row
   auto write_vector = [&](std::int64_t k, const auto& centre_first, const auto& centre_second) {
     if constexpr (Planes == 2) {
       Vector first, second;
       two_plane_values<Radius, Symmetric>(four, rows, centre_first, centre_second, k, first, second);
-      store(target[0] + k, first, streamed[0].covers(k));
-      store(target[1] + k, second, streamed[1].covers(k));
+      std::memcpy(target[0] + k, &first, sizeof first);
+      std::memcpy(target[1] + k, &second, sizeof second);
     } else {
-      store(target[0] + k, one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k),
-            streamed[0].covers(k));
+      const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k);
+      std::memcpy(target[0] + k, &value, sizeof value);
     }
   };
   auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
@@ -533,19 +489,6 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
     };
     if (low) low_end(std::make_integer_sequence<int, ends>{});
     std::int64_t k = body_begin;
-    // After its first vector the body goes on where the rows' vectors are 32-byte aligned
-    // (the output's, when it streams): aligned loads take one load slot, not two.
-    const std::int64_t phase = lanes_to_alignment((stream ? target[0] : rows.centre(0)) + body_begin);
-    const bool shifted = phase != 0 && body >= vector_lanes + phase;
-    const std::int64_t first_step = shifted ? body_begin + phase : body_begin;
-    const std::int64_t plain_from = (body_end - first_step) % vector_lanes != 0 ? body_end - vector_lanes : body_end;
-    for (int plane = 0; plane < Planes; ++plane)
-      streamed[plane] = StreamedLanes::of(stream, target[plane], shifted ? body_begin + vector_lanes : body_begin,
-                                          plain_from, first_step);
-    if (shifted) {
-      write_vector(k, in_row(0, k), in_row(Planes - 1, k));
-      k = first_step;
-    }
     if (prefetch[0] != nullptr)  // one prefetch per 64-byte line of each row
       for (; k + 2 * vector_lanes <= body_end; k += 2 * vector_lanes) {
         for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + k, 0, 3);
@@ -651,7 +594,7 @@ template <int Reach, bool Upper, int Offset>
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
-                std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch, bool stream,
+                std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
                 const std::array<Rows, 2>* z_ghosts = nullptr, std::int64_t x = 0, std::int64_t y_first = 0) {
   constexpr int side = sliding_side<Radius, Lanes>;
   constexpr int reach = Radius * Lanes;
@@ -664,64 +607,31 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
     const double* centre[Planes];
     double* target[Planes];
     Vector anchors[Planes][2 * side + 1];
-    [[maybe_unused]] const double* z_low[Planes];
     [[maybe_unused]] const double* z_high[Planes];
-    // The anchors for a step at lane `from` + Shift (Shift 0..3).
-    auto anchor_at = [&]<int Shift>(std::int64_t from) {
-      for (int plane = 0; plane < Planes; ++plane) {
-        if constexpr (Ends)
-          [&]<int... J>(std::integer_sequence<int, J...>) {
-            ((anchors[plane][J] =
-                  end_anchor<reach, false, (J - side) * vector_lanes + Shift>(centre[plane], z_low[plane])),
-             ...);
-          }(std::make_integer_sequence<int, 2 * side>{});
-        else
-          for (int j = 0; j < 2 * side; ++j)
-            anchors[plane][j] = load(centre[plane] + from + Shift + (j - side) * vector_lanes);
-      }
-    };
     for (int plane = 0; plane < Planes; ++plane) {
       centre[plane] = first_centre + y * stride_y + plane * stride_x;
       target[plane] = first_target + y * out_stride_y + plane * out_stride_x;
       if constexpr (Ends) {
-        z_low[plane] = (*z_ghosts)[0].at(x + plane, y_first + y);
+        const double* z_low = (*z_ghosts)[0].at(x + plane, y_first + y);
         z_high[plane] = (*z_ghosts)[1].at(x + plane, y_first + y);
+        [&]<int... J>(std::integer_sequence<int, J...>) {
+          ((anchors[plane][J] = end_anchor<reach, false, (J - side) * vector_lanes>(centre[plane], z_low)), ...);
+        }(std::make_integer_sequence<int, 2 * side>{});
+      } else {
+        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + begin + (j - side) * vector_lanes);
       }
     }
-    anchor_at.template operator()<0>(begin);
     std::int64_t k = begin;
-    // After its first vector the row goes on where its vectors are 32-byte aligned (the
-    // output's, when it streams): an aligned load takes one load slot, not two, and only
-    // an aligned vector can be streamed.
-    const std::int64_t phase = lanes_to_alignment((stream ? target[0] : centre[0]) + begin);
-    const bool shifted = phase != 0 && step_end - begin >= 2 * vector_lanes;
-    const std::int64_t first_step = shifted ? begin + phase : begin;
-    const std::int64_t plain_from = Ends                                     ? end - tail * vector_lanes
-                                    : (end - first_step) % vector_lanes != 0 ? last
-                                                                             : end;
-    StreamedLanes streamed[Planes];
-    for (int plane = 0; plane < Planes; ++plane)
-      streamed[plane] =
-          StreamedLanes::of(stream, target[plane], shifted ? begin + vector_lanes : begin, plain_from, first_step);
-    if (shifted) {
-      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target, streamed);
-      k = first_step;
-      switch (phase) {
-        case 1: anchor_at.template operator()<1>(begin); break;
-        case 2: anchor_at.template operator()<2>(begin); break;
-        default: anchor_at.template operator()<3>(begin); break;
-      }
-    }
     if (prefetch != nullptr)  // one prefetch per 64-byte line of each row
       for (; k + 2 * vector_lanes <= step_end; k += 2 * vector_lanes) {
         for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane].at(y) + k, 0, 3);
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target, streamed);
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k + vector_lanes, target,
-                                                       streamed);
+        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
+        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
+                                                       target);
       }
     if constexpr (Ends) {
       for (; k + vector_lanes <= step_end; k += vector_lanes)
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target, streamed);
+        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
       // The last `tail` vectors, at end - 4 tail .. end - 4 (the first may overlap what the
       // steps wrote: the same values again).
       const std::int64_t from = end - tail * vector_lanes;
@@ -738,24 +648,25 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
               for (int plane = 0; plane < Planes; ++plane)
                 anchors[plane][2 * side] = end_anchor<reach, true, newest>(centre[plane] + end, z_high[plane]);
               sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, stride_x, stride_y, anchors,
-                                                                    from + M * vector_lanes, target, streamed);
+                                                                    from + M * vector_lanes, target);
             }(),
             ...);
       }(std::make_integer_sequence<int, 2 * side>{}, std::make_integer_sequence<int, tail>{});
       continue;
     }
     for (; k <= last; k += vector_lanes)
-      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target, streamed);
+      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
     if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
-      anchor_at.template operator()<0>(last);
-      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, last, target, streamed);
+      for (int plane = 0; plane < Planes; ++plane)
+        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + last + (j - side) * vector_lanes);
+      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, last, target);
     }
   }
 }
 
 template <int Radius, int Lanes, bool Symmetric>
 void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region, double* out,
-                const MemoryHints& hints) {
+                bool prefetch_ahead) {
   const Index3& n = plan.extent();
   const std::int64_t row_lanes = n[2] * Lanes;
   const std::int64_t out_stride_y = row_lanes;
@@ -801,7 +712,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
         planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
       // The planes the next step reads first: x + Planes + r onwards, within the input.
       PlaneRows ahead[Planes]{};
-      bool prefetching = hints.prefetch_input;
+      bool prefetching = prefetch_ahead;
       for (int plane = 0; plane < Planes; ++plane) {
         const std::int64_t next = x + Planes + Radius + plane;
         prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
@@ -823,14 +734,13 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
         double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
         const PlaneRows* prefetch = prefetching ? ahead : nullptr;
         if (ends)
-          slide_rows<Radius, Lanes, Symmetric, Planes, true>(c.four, first_centre, input.box.stride_x,
-                                                             input.box.stride_y, slide_y_end - slide_y_begin, begin,
-                                                             end, first_target, out_stride_x, out_stride_y, prefetch,
-                                                             hints.stream_output, &input.z_ghosts, x, slide_y_begin);
+          slide_rows<Radius, Lanes, Symmetric, Planes, true>(
+              c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
+              first_target, out_stride_x, out_stride_y, prefetch, &input.z_ghosts, x, slide_y_begin);
         else
           slide_rows<Radius, Lanes, Symmetric, Planes, false>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
-              slide_end, first_target, out_stride_x, out_stride_y, prefetch, hints.stream_output);
+              slide_end, first_target, out_stride_x, out_stride_y, prefetch);
       }
       // Rows the slide finished whole are skipped (padded arrays: every row).
       const bool ends_left = begin < slide_begin || slide_end < end;
@@ -860,7 +770,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           for (const auto& piece : pieces)
             if (piece[0] < piece[1])
               write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, piece[0], piece[1], target,
-                                                           prefetch, hints.stream_output);
+                                                           prefetch);
           continue;
         }
         RowInputs<Radius, Planes> rows;
@@ -875,8 +785,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           rows.z_low[plane] = z_low[plane];
           rows.z_high[plane] = z_high[plane];
         }
-        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch,
-                                                     hints.stream_output);
+        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
       }
     };
     std::int64_t x = region.begin[0];
@@ -884,32 +793,27 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       for (; x + 2 <= x_end; x += 2) sweep.template operator()<2>(x);
     for (; x < x_end; ++x) sweep.template operator()<1>(x);
   }
-#if defined(__AVX__)
-  // Streamed stores are weakly ordered: complete them before another thread or a message
-  // reads the output.
-  if (hints.stream_output) _mm_sfence();
-#endif
 }
 
 template <int Radius, int Lanes>
 void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                       double* out, const MemoryHints& hints) {
+                       double* out, bool prefetch) {
   if (stencil.symmetric())
-    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out, hints);
+    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out, prefetch);
   else
-    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out, hints);
+    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out, prefetch);
 }
 
 template <int Lanes>
 void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                     double* out, const MemoryHints& hints) {
+                     double* out, bool prefetch) {
   switch (stencil.radius) {
-    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, hints);
-    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, hints);
-    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, hints);
-    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, hints);
-    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, hints);
-    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, hints);
+    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, prefetch);
     default: Stencil::check_radius(stencil.radius);
   }
 }
@@ -921,16 +825,16 @@ ComputeStandIn compute_stand_in = nullptr;
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                   double* out, const MemoryHints& hints) {
+                   double* out, bool prefetch) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
   if (compute_stand_in != nullptr) [[unlikely]] {
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
     return;
   }
   if (plan.lanes_per_point() == 2)
-    dispatch_radius<2>(stencil, plan, input, region, out, hints);
+    dispatch_radius<2>(stencil, plan, input, region, out, prefetch);
   else
-    dispatch_radius<1>(stencil, plan, input, region, out, hints);
+    dispatch_radius<1>(stencil, plan, input, region, out, prefetch);
 }
 
 BoxInput padded_input(const HaloPlan& plan, const double* padded) {
@@ -947,33 +851,11 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded) {
           .z_ghosts = {at(r, r, 0), at(r, r, n[2] + r)}};
 }
 
-namespace {
-
-// A padded grid's hints: a grid larger than the core's L2 comes from memory whenever it
-// is applied.
-MemoryHints padded_hints(const HaloPlan& plan, std::optional<bool> stream_output) {
-  return {
-      .prefetch_input = plan.padded_lanes() * std::int64_t{sizeof(double)} > (std::int64_t{1} << 20),
-      .stream_output = stream_output.value_or(output_outgrows_cache(plan.grid_lanes() * std::int64_t{sizeof(double)}))};
-}
-
-}  // namespace
-
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out) {
-  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, padded_hints(plan, std::nullopt));
-}
-
-bool output_outgrows_cache(std::int64_t bytes) {
-  // The size glibc reads from the CPU (cpuid); 32 MiB, a server's L3, where it cannot.
-  static const std::int64_t last_level_cache = [] {
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-    for (const int level : {_SC_LEVEL4_CACHE_SIZE, _SC_LEVEL3_CACHE_SIZE, _SC_LEVEL2_CACHE_SIZE})
-      if (const long size = sysconf(level); size > 0) return static_cast<std::int64_t>(size);
-#endif
-    return std::int64_t{32} << 20;
-  }();
-  return bytes > last_level_cache;
+  // A grid larger than the core's L2 comes from memory whenever it is applied.
+  const bool from_memory = plan.padded_lanes() * std::int64_t{sizeof(double)} > (std::int64_t{1} << 20);
+  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, from_memory);
 }
 
 }  // namespace hybridfd
@@ -981,7 +863,7 @@ bool output_outgrows_cache(std::int64_t bytes) {
 namespace hybridfd {
 
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
-                             const std::optional<Region>& region, int threads, std::optional<bool> stream_output) {
+                             const std::optional<Region>& region, int threads) {
   Stencil::check_radius(stencil.radius);
   const ScalarType type = scalar_type_from_name(padded.dtype);
   if (out.dtype != padded.dtype)
@@ -1016,15 +898,14 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
                                       detail::tuple_text(part.extent), " is not inside the box ",
                                       detail::tuple_text(extent)));
   const ThreadTeam team(threads);
-  const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
-  const MemoryHints hints = padded_hints(plan, stream_output);
+  const auto* input = static_cast<const double*>(padded.data);
   auto* output = static_cast<double*>(const_cast<void*>(out.data));
   // Each thread its x-slab of the region: rows of whole planes, contiguous in memory.
   auto slab = [&](int thread) {
     Region mine = part;
     mine.begin[0] = part.begin[0] + part.extent[0] * thread / threads;
     mine.extent[0] = part.begin[0] + part.extent[0] * (thread + 1) / threads - mine.begin[0];
-    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, output, hints);
+    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, output);
   };
   team.run(slab);
 }

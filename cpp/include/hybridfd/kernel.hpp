@@ -31,34 +31,20 @@ struct BoxInput {
 // The BoxInput of a grid held padded with r ghost layers per side, as `plan` describes.
 BoxInput padded_input(const HaloPlan& plan, const double* padded);
 
-// How the kernel moves data. Both pay off for data that do not fit in cache and cost
-// where they do. prefetch_input: the rows each x-step reads first are prefetched one step
-// ahead; for input that comes from memory (an apply's many grids) the core's own
-// prefetchers leave the kernel waiting (1.1-1.2x measured), for input in cache the
-// prefetches cost about a tenth. stream_output: the output is written past the caches
-// (non-temporal stores), so its lines are not read from memory before they are written
-// (a third of the traffic), but whoever reads it next reads it from memory.
-struct MemoryHints {
-  bool prefetch_input = true;
-  bool stream_output = false;
-};
-
-// Whether an apply that writes `bytes` of output should stream them: when they outgrow
-// the last-level cache, where they would not stay anyway.
-bool output_outgrows_cache(std::int64_t bytes);
-
 // Applies `stencil` at the points of `region` (box coordinates) of the box `input`
 // describes, whose extent and lane count `plan` gives, writing them to the same points
 // of the unpadded grid `out`. Each point's terms are summed in the order documented in
 // stencil.hpp, with separate multiplies and adds (the build disables floating-point
 // contraction), so the result does not depend on the compiler, the region split, where
-// the rows live, the memory hints or the approach.
+// the rows live or the approach. With `prefetch`, the rows each x-step reads first are
+// prefetched one step ahead: for input that comes from memory (an apply's many grids)
+// the core's own prefetchers leave the kernel waiting (1.1-1.2x measured); for input in
+// cache the prefetches cost about a tenth.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                   double* out, const MemoryHints& hints = {});
+                   double* out, bool prefetch = true);
 
 // The same for a grid held padded with r ghost layers per side, as `plan` describes
-// (padded_input), prefetching when the grid is larger than a 1 MiB L2 and streaming
-// when its output outgrows the last-level cache.
+// (padded_input), prefetching when the grid is larger than a 1 MiB L2.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
 
@@ -74,12 +60,9 @@ void set_compute_stand_in(ComputeStandIn stand_in);
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
 // Computes `region` (box coordinates; default the whole box) and leaves the rest of `out`
 // untouched, split over `threads` threads by x-slabs of the region. For benchmarks and
-// for callers with halo code of their own. `stream_output` (MemoryHints) defaults to
-// whether this grid's output outgrows the last-level cache; a caller that writes many
-// grids one after another decides by all of them. Throws ValueError/TypeError naming the
-// bad value (locally: no MPI involved).
+// for callers with halo code of their own. Throws ValueError/TypeError naming the bad
+// value (locally: no MPI involved).
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
-                             const std::optional<Region>& region = std::nullopt, int threads = 1,
-                             std::optional<bool> stream_output = std::nullopt);
+                             const std::optional<Region>& region = std::nullopt, int threads = 1);
 
 }  // namespace hybridfd

@@ -12,7 +12,6 @@ class AllDims final : public Schedule {
   explicit AllDims(const ScheduleContext& context) : buffers_(context, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
-    buffers_.start_apply(grids);
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
       buffers_.wait(buffers_.post(0, in, first, count, detail::all_axes));
       buffers_.compute_batch(0, in, out, first, count);

@@ -119,12 +119,6 @@ class BatchBuffers {
   }
 
   const ScheduleContext& context() const { return context_; }
-
-  // Each schedule's apply calls this first: an apply whose output outgrows the last-level
-  // cache streams it past the caches (MemoryHints).
-  void start_apply(std::int64_t grids) {
-    memory_.stream_output = output_outgrows_cache(grids * plan_.grid_lanes() * std::int64_t{sizeof(double)});
-  }
   std::span<const Region> whole_box() const { return whole_box_; }
 
   // Packs the faces of `axes` of input grids first..first+count-1 (each face's grids one
@@ -218,7 +212,7 @@ class BatchBuffers {
             if (low >= high) continue;
             Region mine = region;
             mine.begin[0] = low, mine.extent[0] = high - low;
-            apply_stencil(*context.stencil, plan_, input, mine, grid_out, memory_);
+            apply_stencil(*context.stencil, plan_, input, mine, grid_out);
           }
         }
         if (test && (k + 1) % context.progress == 0) {
@@ -345,7 +339,6 @@ class BatchBuffers {
   Lanes self_phased_;                                         // phased ghosts of faces to this rank itself
   std::vector<std::pair<std::int64_t, std::int64_t>> slabs_;  // per thread: its x-planes [begin, end)
   std::vector<double> busy_;                                  // per thread: seconds computing in the current step
-  MemoryHints memory_;                                        // the kernel's, for the current apply
   // For the tracer: the batch number of the last grid packed, and of each message set
   // and recent ticket.
   std::int64_t packed_first_ = -1;

@@ -12,7 +12,6 @@ class DoubleBuffered final : public Schedule {
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     if (grids == 0) return;
-    buffers_.start_apply(grids);
     const ScheduleContext& context = buffers_.context();
     auto post = [&](int set, std::int64_t first, std::int64_t count) {
       return buffers_.post(set, in, first, count, detail::all_axes);

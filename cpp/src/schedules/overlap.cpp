@@ -50,7 +50,6 @@ class Overlap final : public Schedule {
   }
 
   void apply(const double* in, double* out, std::int64_t grids) override {
-    buffers_.start_apply(grids);
     const ScheduleContext& context = buffers_.context();
     const std::span<const Region> interior(&interior_, interior_.points() > 0 ? 1 : 0);
     const detail::BatchBuffers::Step interiors{.regions = interior, .remote_ghosts = false};

@@ -11,7 +11,6 @@ class SerialDims final : public Schedule {
   explicit SerialDims(const ScheduleContext& context) : buffers_(context, 1) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override {
-    buffers_.start_apply(grids);
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
       for (int axis : detail::all_axes) {
         const std::array<int, 1> one_axis{axis};
