@@ -89,10 +89,24 @@ def shortest_path_xml(topology: Topology, machine: platforms.Machine) -> str:
         raise ValueError(f"{topology.describe()}: not a node-by-node platform (a TORUS cluster routes X, Y, Z already)")
     head = xml.partition("    <route ")[0].replace('routing="Full"', 'routing="DijkstraCache"')
     head = "".join(line for line in head.splitlines(keepends=True) if '-local"' not in line)
+    # The neighbour routes in the order the former generator wrote them (node, axis; there
+    # and back): the order SimGrid's search met the edges in, which may break its ties.
     routes = []
-    for line in xml.splitlines(keepends=True):
-        if line.startswith("    <route ") and line.count("<link_ctn ") == 1 and "-local" not in line:
-            routes.append(line)
+    for node in range(topology.nodes):
+        coords = topology.node_coords(node)
+        for axis in range(3):
+            size = topology.dims[axis]
+            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
+                neighbour_coords = coords.copy()
+                neighbour_coords[axis] = (coords[axis] + 1) % size
+                neighbour = int(topology.node_ids(neighbour_coords))
+                link = f"node-{node}-{'xyz'[axis]}"
+                routes.append(
+                    f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="UP"/></route>\n'
+                    f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
+                )
     return head + "".join(routes) + "  </zone>\n</platform>\n"
 
 
