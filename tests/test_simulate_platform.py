@@ -45,6 +45,8 @@ def test_bluegene_p_is_a_mesh_below_512_nodes_and_a_torus_from_512() -> None:
     assert 'routing="Full"' in small and small.count("<host ") == 8
     assert small.count("<link ") == 12 + 8  # a 2x2x2 mesh has 3 x 4 links, and a node link each
     assert small.count("<route ") == 8 * 8  # every pair given, and each node's route to itself
+    with pytest.raises(ValueError, match="261632 routes"):  # written route by route: too many
+        platform.platform_xml(Topology((8, 8, 8), 4, (False,) * 3, (425.0,) * 3, "mesh"), platform.BLUEGENE_P)
     big = platform.platform_xml(Topology.preset("bluegene-p", 2048), platform.BLUEGENE_P)
     assert 'topology="TORUS" topo_parameters="8,8,8"' in big and 'bw="425000000Bps"' in big and 'core="4"' in big
 

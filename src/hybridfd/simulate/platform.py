@@ -32,7 +32,8 @@ from hybridfd.mapping import metrics
 from hybridfd.mapping.topology import Topology
 
 #: From this many nodes on, a torus is written as SimGrid's TORUS cluster (compact and
-#: routed dimension-ordered); smaller ones node by node (and a mesh at any size).
+#: routed dimension-ordered); smaller ones, and meshes, node by node with every route
+#: written out (so a mesh must be smaller).
 CLUSTER_FROM_NODES = 512
 
 
@@ -122,7 +123,7 @@ def _host(node: int, topology: Topology, machine: Machine) -> str:
 
 
 # A few platforms are in use at a time, and the cache key of every simulated run holds its
-# platform: a mesh of 256 nodes is 65,280 routes (22 MB), seconds to write.
+# platform: a mesh of 256 nodes is 65,280 routes (22.6 MB), about a second to write.
 @functools.lru_cache(maxsize=4)
 def platform_xml(topology: Topology, machine: Machine) -> str:
     """SimGrid platform (DTD 4.1) of ``topology`` with ``machine``'s costs."""
@@ -155,6 +156,13 @@ def platform_xml(topology: Topology, machine: Machine) -> str:
             '    <route src="node-0" dst="node-0"><link_ctn id="node-0-local"/></route>\n'
             "  </zone>\n</platform>\n"
         )
+    if nodes >= CLUSTER_FROM_NODES:
+        # Every route is written out: nodes^2 of them, 100 MB of XML at 512 nodes.
+        raise ValueError(
+            f"{topology.describe()}: {nodes} nodes written route by route would be {nodes * (nodes - 1)} routes; "
+            f"node-by-node platforms go up to {CLUSTER_FROM_NODES - 1} nodes (a torus from {CLUSTER_FROM_NODES} "
+            "nodes on is SimGrid's TORUS cluster)"
+        )
     body = [f'  <zone id="{topology.name}" routing="Full">\n']
     body += [_host(node, topology, machine) for node in range(nodes)]
     # ctn[link]: the <link_ctn> of each directed link as hybridfd.mapping.metrics indexes
@@ -177,7 +185,7 @@ def platform_xml(topology: Topology, machine: Machine) -> str:
                 ctn[node * 6 + axis * 2 + 1] = f'<link_ctn id="{link}" direction="UP"/>'
                 ctn[neighbour * 6 + axis * 2] = f'<link_ctn id="{link}" direction="DOWN"/>'
     # Messages within a node cross the node's own link, as on the TORUS cluster (its
-    # loopback): one FATPIPE link, shared by none of the node's messages.
+    # loopback): FATPIPE, each message gets the whole bandwidth.
     for node in range(nodes):
         body.append(
             f'    <link id="node-{node}-local" bandwidth="{_number(machine.node_bandwidth)}Bps" '
