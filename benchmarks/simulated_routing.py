@@ -1,26 +1,28 @@
-"""Which links the simulated Blue Gene/P messages cross: SimGrid's own routes of the
-generated platform against dimension-ordered routing (docs/simulation.md, "The 1,024-core
-mesh").
+"""Which links the simulated Blue Gene/P messages cross: the generated platform's routes
+against SimGrid's own shortest-path routes (docs/simulation.md, "The 1,024-core mesh").
 
-Below 512 nodes Blue Gene/P is a mesh, and hybridfd.simulate.platform writes it node by
-node with SimGrid's shortest-path routing (DijkstraCache). Shortest paths are not unique
-on a mesh; SimGrid breaks the ties its own way, Blue Gene/P's deterministic routing and
-hybridfd.mapping's link loads go X, then Y, then Z. This script
+Below 512 nodes Blue Gene/P is a mesh. hybridfd.simulate.platform writes it node by node
+with every route given X, then Y, then Z (Blue Gene/P's deterministic routing, the
+routes of hybridfd.mapping.metrics). Until session 7 it left the routes to SimGrid's
+shortest-path search (DijkstraCache); shortest paths are not unique on a mesh, and
+SimGrid breaks the ties its own way. This script
 
 - prints, per core count, the busiest link of one batch of 8 grids of 192^3 (all six
   directions at once, as the double-buffered schedule sends them) for flat-optimized (one
   rank per core, packed 4 to a node) and hybrid-multiple (four groups of one rank per
-  node), under both routings, beside the compute per batch it has to hide behind;
+  node): X-Y-Z as hybridfd.mapping counts it, on the generated platform's routes as
+  SimGrid reads them, and on the shortest-path platform's, beside the compute per batch
+  it has to hide behind;
 - with ``--simulate APPROACH CORES GRIDS``, simulates one point (not cached) on the
-  generated platform (``--routing generated``) or on the same platform with every route
-  written out dimension by dimension (``--routing dimension-ordered``: SimGrid's Full
-  routing, 65,280 routes and 22 MB of XML at 256 nodes).
+  generated platform (``--routing generated``) or on the former shortest-path platform
+  (``--routing shortest-path``: the same hosts and links, neighbour routes only,
+  DijkstraCache, in-node messages on SimGrid's default loopback as then).
 
     nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --cores 256 512 1024 2048
     nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 1024 \\
-        --routing dimension-ordered
+        --routing shortest-path
     nice -n 10 .venv/bin/python benchmarks/simulated_routing.py --simulate flat-optimized 1024 32 \\
-        --shape 144 --batch 1 --routing dimension-ordered    # Fig. 7.2's point
+        --shape 144 --batch 1 --routing shortest-path    # Fig. 7.2's point as it was
 
 The route printer (benchmarks/simgrid_routes.cpp) is built with g++ against libsimgrid
 (installed by `make smpi`) on first use.
@@ -77,39 +79,34 @@ def simgrid_routes(xml: str, pairs: list[tuple[int, int]]) -> dict[tuple[int, in
     return routes
 
 
-def dimension_ordered_xml(topology: Topology, machine: platforms.Machine) -> str:
-    """The node-by-node platform of ``topology`` with every route written out X, then Y,
-    then Z (hybridfd.mapping.metrics.link_loads' order; the shorter way round a wrapped
-    axis), as SimGrid Full routing. Messages within a node keep SimGrid's loopback, as on
-    the generated platform."""
+def shortest_path_xml(topology: Topology, machine: platforms.Machine) -> str:
+    """The platform the generator wrote for ``topology`` before session 7: the same hosts
+    and links, routes only between neighbours, and SimGrid's shortest-path search
+    (DijkstraCache) for the rest; no route of a node to itself (SimGrid 3.32 crashes on
+    one in such a zone), so messages within a node take SimGrid's default loopback."""
     xml = platforms.platform_xml(topology, machine)
-    if 'routing="DijkstraCache"' not in xml:
+    if 'routing="Full"' not in xml:
         raise ValueError(f"{topology.describe()}: not a node-by-node platform (a TORUS cluster routes X, Y, Z already)")
-    head = xml.partition("    <route ")[0].replace('routing="DijkstraCache"', 'routing="Full"')
-    dims = topology.dims
+    head = xml.partition("    <route ")[0].replace('routing="Full"', 'routing="DijkstraCache"')
+    head = "".join(line for line in head.splitlines(keepends=True) if '-local"' not in line)
+    # The neighbour routes in the order the former generator wrote them (node, axis; there
+    # and back): the order SimGrid's search met the edges in, which may break its ties.
     routes = []
-    for a in range(topology.nodes):
-        for b in range(topology.nodes):
-            if a == b:
-                continue
-            here = [int(v) for v in topology.node_coords(a)]
-            there = [int(v) for v in topology.node_coords(b)]
-            links = []
-            for axis in range(3):
-                delta = there[axis] - here[axis]
-                if topology.wrap[axis] and dims[axis] > 2:
-                    delta %= dims[axis]
-                    delta -= dims[axis] if delta > dims[axis] // 2 else 0
-                for _ in range(abs(delta)):
-                    step = 1 if delta > 0 else -1
-                    after = list(here)
-                    after[axis] = (here[axis] + step) % dims[axis]
-                    # a link is named after its lower node; UP goes towards the higher one
-                    low, direction = (here, "UP") if step > 0 else (after, "DOWN")
-                    name = f"node-{int(topology.node_ids(low))}-{'xyz'[axis]}"
-                    links.append(f'<link_ctn id="{name}" direction="{direction}"/>')
-                    here = after
-            routes.append(f'    <route src="node-{a}" dst="node-{b}" symmetrical="NO">{"".join(links)}</route>\n')
+    for node in range(topology.nodes):
+        coords = topology.node_coords(node)
+        for axis in range(3):
+            size = topology.dims[axis]
+            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
+                neighbour_coords = coords.copy()
+                neighbour_coords[axis] = (coords[axis] + 1) % size
+                neighbour = int(topology.node_ids(neighbour_coords))
+                link = f"node-{node}-{'xyz'[axis]}"
+                routes.append(
+                    f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="UP"/></route>\n'
+                    f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
+                    f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
+                )
     return head + "".join(routes) + "  </zone>\n</platform>\n"
 
 
@@ -118,7 +115,8 @@ def busiest_links(cores: int) -> list[dict]:
     topology = Topology.preset("bluegene-p", cores)
     per_node = topology.cores_per_node
     bandwidth = topology.link_bandwidth[0] * MACHINE.bandwidth_unit
-    xml = platforms.platform_xml(topology, MACHINE)
+    generated = platforms.platform_xml(topology, MACHINE)
+    shortest = shortest_path_xml(topology, MACHINE) if 'routing="Full"' in generated else generated
     rows = []
     for approach, ranks, groups in (("flat-optimized", cores, 1), ("hybrid-multiple", cores // per_node, per_node)):
         grid = automatic_grid((SHAPE,) * 3, ranks)
@@ -130,11 +128,15 @@ def busiest_links(cores: int) -> list[dict]:
         nbytes = pattern.nbytes.astype(np.float64) * groups
         dimension_ordered = metrics.link_loads(topology, src, dst, nbytes).max()
         off = src != dst
-        routes = simgrid_routes(xml, sorted(set(zip(src[off].tolist(), dst[off].tolist(), strict=True))))
-        loads: collections.Counter[str] = collections.Counter()
-        for a, b, n in zip(src[off].tolist(), dst[off].tolist(), nbytes[off].tolist(), strict=True):
-            for link in routes[(a, b)]:
-                loads[link] += n
+        pairs = sorted(set(zip(src[off].tolist(), dst[off].tolist(), strict=True)))
+        busiest = {}
+        for name, xml in (("generated", generated), ("shortest_path", shortest)):
+            routes = simgrid_routes(xml, pairs)
+            loads: collections.Counter[str] = collections.Counter()
+            for a, b, n in zip(src[off].tolist(), dst[off].tolist(), nbytes[off].tolist(), strict=True):
+                for link in routes[(a, b)]:
+                    loads[link] += n
+            busiest[name] = max(loads.values())
         # one core per rank in both models: a hybrid-multiple group's rank computes a node's box
         compute = BATCH * SHAPE**3 / ranks * FLOPS_PER_POINT / MACHINE.core_speed
         rows.append(
@@ -143,7 +145,8 @@ def busiest_links(cores: int) -> list[dict]:
                 "topology": f"{'x'.join(map(str, topology.dims))} {'torus' if all(topology.wrap) else 'mesh'}",
                 "approach": approach,
                 "dimension_ordered_ms": 1e3 * dimension_ordered / bandwidth,
-                "simgrid_ms": 1e3 * max(loads.values()) / bandwidth,
+                "generated_ms": 1e3 * busiest["generated"] / bandwidth,
+                "shortest_path_ms": 1e3 * busiest["shortest_path"] / bandwidth,
                 "compute_ms": 1e3 * compute,
             }
         )
@@ -154,12 +157,12 @@ def simulate(
     approach: str, cores: int, grids: int, routing: str, driver: Path, shape: int = SHAPE, batch: int | None = None
 ) -> tuple[float, float]:
     """(simulated ms per apply, wall seconds) of one point (``batch`` None: the preset's),
-    on the generated platform or its dimension-ordered rewrite; not cached."""
+    on the generated platform or the former shortest-path one; not cached."""
     job = {"grids": grids, "shape": shape, "dtype": "float64", "radius": RADIUS, "simulate": {"platform": "bluegene-p"}}
     run = experiments.plan(variant(approach, batch), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
     if run is None:
         raise ValueError(f"{approach} is not simulated at scale")
-    xml = dimension_ordered_xml(run.topology, MACHINE) if routing == "dimension-ordered" else None
+    xml = shortest_path_xml(run.topology, MACHINE) if routing == "shortest-path" else None
     start = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="hybridfd-smpi-") as directory:
         record = smpi.run(
@@ -172,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, nargs="*", default=[], help="busiest links at these core counts")
     parser.add_argument("--simulate", nargs=3, metavar=("APPROACH", "CORES", "GRIDS"), help="simulate one point")
-    parser.add_argument("--routing", choices=("generated", "dimension-ordered"), default="generated")
+    parser.add_argument("--routing", choices=("generated", "shortest-path"), default="generated")
     parser.add_argument("--shape", type=int, default=SHAPE, help=f"grids of N^3 to simulate (default {SHAPE})")
     parser.add_argument("--batch", type=int, help="batch to simulate (default: the approach's preset)")
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
@@ -181,7 +184,8 @@ def main(argv: list[str] | None = None) -> int:
         for row in busiest_links(cores):
             print(
                 f"{row['cores']:>6} cores ({row['topology']}) {row['approach']:<15} busiest link per batch of {BATCH}: "
-                f"X-Y-Z {row['dimension_ordered_ms']:.2f} ms, SimGrid's routes {row['simgrid_ms']:.2f} ms; "
+                f"X-Y-Z {row['dimension_ordered_ms']:.2f} ms, generated platform {row['generated_ms']:.2f} ms, "
+                f"SimGrid's shortest paths {row['shortest_path_ms']:.2f} ms; "
                 f"compute {row['compute_ms']:.2f} ms",
                 flush=True,
             )

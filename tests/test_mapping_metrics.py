@@ -40,9 +40,14 @@ def test_line_of_four_without_wrap():
     assert m2.hop_bytes == 60 and m2.max_link_load == 10
 
 
-def test_half_way_round_goes_the_positive_way():
+def test_half_way_round_goes_the_positive_way_but_from_the_middle_to_zero():
+    """SimGrid's TORUS cluster's rule (TorusZone::get_local_route), so that the mapping's
+    routes are the simulated torus's."""
     ring = Topology((4, 1, 1), 1)
-    assert hop_vectors(ring, np.array([0, 2, 1]), np.array([2, 0, 0])).tolist() == [[2, 0, 0], [2, 0, 0], [-1, 0, 0]]
+    hops = hop_vectors(ring, np.array([0, 2, 1, 3, 1]), np.array([2, 0, 0, 1, 3]))
+    assert hops[:, 0].tolist() == [2, -2, -1, 2, 2]
+    pair = Topology((2, 1, 1), 1)  # on two nodes: up from 0, down from 1, as on a line
+    assert hop_vectors(pair, np.array([0, 1]), np.array([1, 0]))[:, 0].tolist() == [1, -1]
 
 
 def test_dimension_order_routing_on_a_2x2x2_torus():

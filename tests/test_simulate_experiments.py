@@ -69,6 +69,17 @@ def test_flat_run_and_cache_key(tmp_path: Path) -> None:
     assert experiments.cache_key(run, platform.BLUEGENE_P, "another driver") != key
 
 
+def test_the_cache_key_changes_with_the_routes_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A mesh's routes are part of its platform file, so results simulated on other routes
+    (before the mesh was routed X-Y-Z) are not read back."""
+    run = experiments.plan(variant("flat-optimized"), "flat", 1024, job(tmp_path), 5e-6)
+    key = experiments.cache_key(run, platform.BLUEGENE_P)
+    generated = platform.platform_xml(run.topology, platform.BLUEGENE_P)
+    assert 'routing="Full"' in generated
+    monkeypatch.setattr(platform, "platform_xml", lambda *_: generated.replace('routing="Full"', 'routing="Dijkstra"'))
+    assert experiments.cache_key(run, platform.BLUEGENE_P) != key
+
+
 def cache_row(tmp_path: Path, run: experiments.SimulatedRun, ms: float) -> None:
     driver = tmp_path / "driver"
     driver.write_bytes(b"a driver")

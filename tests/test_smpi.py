@@ -79,3 +79,53 @@ def test_ranks_beyond_the_cores_share_them(smpi_driver: Path, tmp_path: Path, co
     one_rank_seconds = 16 * 12 * 10 * 19 / 1e8
     # to 0.1 us: the simulated clock as MPI_Wtime reports it
     assert row["median_ms"] == pytest.approx(1e3 * shared_by * one_rank_seconds, abs=1e-4), row
+
+
+def simgrid_routes(printer: Path, xml_path: Path, pairs: list[tuple[int, int]]) -> dict[tuple[int, int], list[str]]:
+    """SimGrid's own route (link names in order) of each node pair of a platform file."""
+    text = "".join(f"{a} {b}\n" for a, b in pairs)
+    command = [str(printer), str(xml_path), "--log=root.thres:critical"]
+    out = subprocess.run(command, input=text, capture_output=True, text=True, check=True, timeout=600).stdout
+    return {(int(f[0]), int(f[1])): f[2:] for f in (line.split() for line in out.splitlines())}
+
+
+def test_simgrid_routes_the_platforms_as_hybridfd_mapping_does(smpi_driver: Path, tmp_path: Path) -> None:
+    """One routing: on a generated mesh SimGrid takes the X-Y-Z routes as written, and
+    SimGrid's TORUS cluster (512 nodes and more) routes every pair as
+    hybridfd.mapping.metrics.routes does, ties half way round included."""
+    import numpy as np
+
+    from hybridfd.mapping import metrics
+    from hybridfd.mapping.topology import Topology
+
+    printer = tmp_path / "simgrid-routes"
+    source = ROOT / "benchmarks" / "simgrid_routes.cpp"
+    subprocess.run(["g++", "-O1", "-std=c++17", str(source), "-o", str(printer), "-lsimgrid"], check=True)
+    for cores in (96, 2048):  # a 2x3x4 mesh; the 8x8x8 torus
+        topology = Topology.preset("bluegene-p", cores)
+        xml_path = tmp_path / f"{cores}.xml"
+        xml_path.write_text(platform.platform_xml(topology, platform.BLUEGENE_P))
+        # every pair from a few sources, among them the middle of each axis (4, 4*8, 4*64:
+        # exactly half way round to 0) and the far corner
+        sources = [0, 1, 4, 5, 32, 36, 256, 292, 511] if cores == 2048 else list(range(topology.nodes))
+        src = np.repeat(sources, topology.nodes)
+        dst = np.tile(np.arange(topology.nodes), len(sources))
+        off = src != dst
+        found = simgrid_routes(printer, xml_path, list(zip(src.tolist(), dst.tolist(), strict=True)))
+        for a, b, links in zip(
+            src[off].tolist(), dst[off].tolist(), metrics.routes(topology, src[off], dst[off]), strict=True
+        ):
+            expected = []
+            for link in links.tolist():
+                node, axis, up = link // 6, link // 2 % 3, link % 2
+                coords = topology.node_coords(node)
+                coords[axis] = (coords[axis] + (1 if up else -1)) % topology.dims[axis]
+                other = int(topology.node_ids(coords))
+                low, high = (node, other) if up else (other, node)
+                if cores == 2048:
+                    expected.append(f"{topology.name}_link_from_{low}_to_{high}_{'UP' if up else 'DOWN'}")
+                else:
+                    expected.append(f"node-{low}-{'xyz'[axis]}_{'UP' if up else 'DOWN'}")
+            assert found[(a, b)] == expected, (cores, a, b)
+        local = "node-0-local" if cores == 96 else f"{topology.name}_link_0_loopback"
+        assert found[(0, 0)] == [local]  # in-node messages cross the node's own link on both

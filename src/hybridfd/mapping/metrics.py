@@ -2,7 +2,8 @@
 
 For every message of a pattern, the source and destination nodes give a hop vector:
 per axis, the shortest signed distance (around the ring on a wrapped axis; exactly half
-way round goes the positive way). Then
+way round goes the positive way but from the middle to 0, as SimGrid's torus routes).
+Then
 
 - hop-bytes (CP2K seed Sect. 4, after its ref. [21]): sum of bytes x hops, in total and
   per torus direction X, Y, Z; ``weighted_hop_bytes`` weighs each direction by its link
@@ -47,21 +48,28 @@ class Metrics:
 
 
 def hop_vectors(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> np.ndarray:
-    """Signed shortest hops per axis, shape (messages, 3)."""
+    """Signed shortest hops per axis, shape (messages, 3). Exactly half way round a wrapped
+    axis goes the positive way, except from the middle (coordinate D/2) to 0, which goes
+    the negative way: the rule of SimGrid's TORUS cluster (TorusZone::get_local_route),
+    so that these routes are the simulated torus's, link for link."""
     dims = np.asarray(topology.dims)
-    delta = topology.node_coords(dst_nodes) - topology.node_coords(src_nodes)
+    src, dst = topology.node_coords(src_nodes), topology.node_coords(dst_nodes)
+    delta = dst - src
     wrap = np.asarray(topology.wrap)
     around = delta % dims
-    around = np.where(around > dims // 2, around - dims, around)
+    middle_to_zero = (2 * around == dims) & (2 * src == dims)
+    around = np.where((2 * around > dims) | middle_to_zero, around - dims, around)
     return np.where(wrap, around, delta)
 
 
-def link_loads(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
-    """Bytes on each directed link under X-then-Y-then-Z routing, indexed node*6 + axis*2 + (step > 0)."""
+def _hops(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Every link crossing of every message under X-then-Y-then-Z routing: (message index,
+    directed link index node*6 + axis*2 + (step > 0)), grouped by axis (X hops of all
+    messages, then Y, then Z), each message's hops of an axis in route order."""
     dims = np.asarray(topology.dims)
     hops = hop_vectors(topology, src_nodes, dst_nodes)
     position = topology.node_coords(src_nodes)
-    loads = np.zeros(topology.nodes * 6)
+    messages, links = [], []
     for axis in range(3):
         count = np.abs(hops[:, axis])
         moving = np.flatnonzero(count)
@@ -74,11 +82,33 @@ def link_loads(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray,
             step = np.sign(hops[message, axis])
             here = position[message].copy()
             here[:, axis] = (here[:, axis] + step * k) % dims[axis]
-            links = topology.node_ids(here) * 6 + axis * 2 + (step > 0)
-            loads += np.bincount(links, weights=nbytes[message], minlength=loads.size)
+            messages.append(message)
+            links.append(topology.node_ids(here) * 6 + axis * 2 + (step > 0))
         # Dimension-order routing: this axis is done before the next one starts.
         position[:, axis] = (position[:, axis] + hops[:, axis]) % dims[axis]
-    return loads
+    if not messages:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    return np.concatenate(messages), np.concatenate(links)
+
+
+def link_loads(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    """Bytes on each directed link under X-then-Y-then-Z routing, indexed node*6 + axis*2 + (step > 0)."""
+    message, links = _hops(topology, src_nodes, dst_nodes)
+    return np.bincount(links, weights=np.asarray(nbytes, dtype=np.float64)[message], minlength=topology.nodes * 6)
+
+
+def routes(topology: Topology, src_nodes: np.ndarray, dst_nodes: np.ndarray) -> list[np.ndarray]:
+    """The directed links (indexed as in :func:`link_loads`: the node a hop leaves, axis*2 +
+    (step > 0)) each message crosses, in the order it crosses them: the X-then-Y-then-Z
+    routes whose loads :func:`link_loads` sums. The simulated platforms are written with
+    these routes (hybridfd.simulate.platform), so the mapping's link loads and the
+    simulation's links are one routing."""
+    src_nodes = np.atleast_1d(np.asarray(src_nodes, dtype=np.int64))
+    message, links = _hops(topology, src_nodes, np.atleast_1d(np.asarray(dst_nodes, dtype=np.int64)))
+    # A stable sort by message keeps each message's hops in route order (X, then Y, then Z).
+    order = np.argsort(message, kind="stable")
+    ends = np.cumsum(np.bincount(message, minlength=src_nodes.size))
+    return np.split(links[order], ends[:-1])
 
 
 def link_count(topology: Topology) -> np.ndarray:

@@ -8,7 +8,12 @@ overhead (:class:`Machine`, each number with its source in docs/simulation.md).
   dimension by dimension, six links per node, each with its bandwidth per direction).
 - Anything else (Blue Gene/P below 512 nodes is a mesh, GPAW journal Sect. 5) is written
   out node by node: one split-duplex link per neighbour pair and axis (wrap links where
-  an axis wraps), shortest-path routing.
+  an axis wraps), one in-node link per node (as the cluster's loopback), and every route
+  given dimension by dimension, X, then Y, then Z, as Blue Gene/P's deterministic routing
+  goes: the routes of :func:`hybridfd.mapping.metrics.routes`, whose loads the mapping
+  metrics count (SimGrid's Full routing). SimGrid's own shortest-path search would pick
+  other routes among the many shortest ones of a mesh and load some links up to 1.5x
+  more (docs/simulation.md, "The 1,024-core mesh").
 
 Nodes are ``node-<i>`` numbered x fastest as in the Topology; a hostfile puts rank r on
 the node of its slot (``Topology.occupied_slots``: packed unless a mapping says otherwise).
@@ -16,14 +21,19 @@ the node of its slot (``Topology.occupied_slots``: packed unless a mapping says 
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
+from hybridfd.mapping import metrics
 from hybridfd.mapping.topology import Topology
 
 #: From this many nodes on, a torus is written as SimGrid's TORUS cluster (compact and
-#: routed dimension-ordered); smaller ones node by node (and a mesh at any size).
+#: routed dimension-ordered); smaller ones, and meshes, node by node with every route
+#: written out (so a mesh must be smaller).
 CLUSTER_FROM_NODES = 512
 
 
@@ -112,6 +122,9 @@ def _host(node: int, topology: Topology, machine: Machine) -> str:
     return f'    <host id="node-{node}" speed="{_number(machine.core_speed)}f" core="{topology.cores_per_node}"/>\n'
 
 
+# A few platforms are in use at a time, and the cache key of every simulated run holds its
+# platform: a mesh of 256 nodes is 65,280 routes (22.6 MB), about a second to write.
+@functools.lru_cache(maxsize=4)
 def platform_xml(topology: Topology, machine: Machine) -> str:
     """SimGrid platform (DTD 4.1) of ``topology`` with ``machine``'s costs."""
     header = (
@@ -143,11 +156,19 @@ def platform_xml(topology: Topology, machine: Machine) -> str:
             '    <route src="node-0" dst="node-0"><link_ctn id="node-0-local"/></route>\n'
             "  </zone>\n</platform>\n"
         )
-    # SimGrid 3.32 crashes on a host's route to itself in a shortest-path zone: messages
-    # within a node of a mesh take SimGrid's default loopback (docs/simulation.md).
-    body = [f'  <zone id="{topology.name}" routing="DijkstraCache">\n']
+    if nodes >= CLUSTER_FROM_NODES:
+        # Every route is written out: nodes^2 of them, 100 MB of XML at 512 nodes.
+        raise ValueError(
+            f"{topology.describe()}: {nodes} nodes written route by route would be {nodes * (nodes - 1)} routes; "
+            f"node-by-node platforms go up to {CLUSTER_FROM_NODES - 1} nodes (a torus from {CLUSTER_FROM_NODES} "
+            "nodes on is SimGrid's TORUS cluster)"
+        )
+    body = [f'  <zone id="{topology.name}" routing="Full">\n']
     body += [_host(node, topology, machine) for node in range(nodes)]
-    routes = []
+    # ctn[link]: the <link_ctn> of each directed link as hybridfd.mapping.metrics indexes
+    # it (node the hop leaves * 6 + axis * 2 + (step > 0)); a link is named after its
+    # lower node and UP goes towards the higher one (or round the wrap).
+    ctn = [""] * (nodes * 6)
     for node in range(nodes):
         coords = topology.node_coords(node)
         for axis in range(3):
@@ -161,12 +182,26 @@ def platform_xml(topology: Topology, machine: Machine) -> str:
                     f'    <link id="{link}" bandwidth="{_number(bandwidth[axis])}Bps" '
                     f'latency="{_number(machine.link_latency)}s" sharing_policy="SPLITDUPLEX"/>\n'
                 )
-                routes.append(
-                    f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
-                    f'<link_ctn id="{link}" direction="UP"/></route>\n'
-                    f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
-                    f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
-                )
+                ctn[node * 6 + axis * 2 + 1] = f'<link_ctn id="{link}" direction="UP"/>'
+                ctn[neighbour * 6 + axis * 2] = f'<link_ctn id="{link}" direction="DOWN"/>'
+    # Messages within a node cross the node's own link, as on the TORUS cluster (its
+    # loopback): FATPIPE, each message gets the whole bandwidth.
+    for node in range(nodes):
+        body.append(
+            f'    <link id="node-{node}-local" bandwidth="{_number(machine.node_bandwidth)}Bps" '
+            f'latency="{_number(machine.node_latency)}s" sharing_policy="FATPIPE"/>\n'
+        )
+    routes = [
+        f'    <route src="node-{node}" dst="node-{node}"><link_ctn id="node-{node}-local"/></route>\n'
+        for node in range(nodes)
+    ]
+    src, dst = np.divmod(np.arange(nodes * nodes), nodes)
+    off = src != dst
+    src, dst = src[off], dst[off]
+    for a, b, links in zip(src.tolist(), dst.tolist(), metrics.routes(topology, src, dst), strict=True):
+        routes.append(
+            f'    <route src="node-{a}" dst="node-{b}" symmetrical="NO">{"".join(ctn[i] for i in links)}</route>\n'
+        )
     return header + "".join(body + routes) + "  </zone>\n</platform>\n"
 
 
