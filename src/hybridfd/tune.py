@@ -123,6 +123,7 @@ class Decision:
     trial_grids: int = 0  # grids per trial chunk (0: from the cache, no trials)
     # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
     parts: dict[str, float] = field(default_factory=dict)
+    budget_seconds: float | None = None  # the overhead budget it was given (Budget)
 
     def summary(self) -> dict:
         return {
@@ -133,6 +134,7 @@ class Decision:
             "overhead_seconds": self.overhead_seconds,
             "trial_grids": self.trial_grids,
             "parts": dict(self.parts),
+            "budget_seconds": self.budget_seconds,
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
             "trials": [
@@ -784,7 +786,15 @@ class Tuning:
             raise ValueError(f"no candidate setting could run on these ranks ({self._refusal}; tried: {tried})")
         self.winner_operator = self._operators.get(winner.candidate)
         self.decision = Decision(
-            winner.candidate, winner.predicted, measured, "tuner", seconds, trials, self._status, parts=parts
+            winner.candidate,
+            winner.predicted,
+            measured,
+            "tuner",
+            seconds,
+            trials,
+            self._status,
+            parts=parts,
+            budget_seconds=self._budget.seconds,
         )
 
     def _operator(self, candidate: Candidate) -> object | None:
@@ -1105,7 +1115,9 @@ def main(argv: list[str] | None = None) -> int:
                 table.add_row(trial.candidate.label(), f"{trial.predicted * 1e3:.3f}", measured, error, trial.note)
             console.print(table)
         console.print(f"chosen: {decision.candidate.label()} (from the {decision.source}; {decision.cache_status})")
-        console.print(f"tuning time: {decision.tuning_seconds:.2f} s")
+        console.print(f"tuning time: {decision.tuning_seconds:.3f} s")
+        if decision.budget_seconds is not None:
+            console.print(f"overhead budget: {decision.budget_seconds * 1e3:.1f} ms")
         if decision.parts:
             parts = ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in decision.parts.items())
             console.print(f"where it went (rank 0, ms): {parts}")
