@@ -601,3 +601,10 @@ def test_the_budget_sets_how_many_candidates_are_measured(tmp_path) -> None:
     assert [t.candidate for t in none.trials] == [tuning._shortlist[0].candidate]
     assert none.trials[0].measured is not None and none.candidate == tuning._shortlist[0].candidate
     assert len(tune.tune(dec, stencil, 16, budget=60.0, **options).trials) == 3
+
+
+def test_a_budget_that_admits_no_entrant_races_no_transport() -> None:
+    # The model's choice alone, measured once: no second race, not even its admission.
+    field = entrants(tune.rank(pool(), synthetic), 4)
+    (winner, raced), requests = drive(tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), SPENT), synthetic)
+    assert winner is field[0] and raced == [field[0]] and requests == [(field[0].candidate, True)]

@@ -490,7 +490,10 @@ def tournament(
             variant = Candidate(**{**c.options(), "transport": transport})
             variants.append(Entrant(variant, first.predicted, warm_up=True))
     winner = first
-    if variants:
+    # A budget that admitted none of the shortlist admits no variant either (one costs
+    # no more than the shortlist's next entrant would have): no decision to broadcast.
+    admitted = len(shortlist) == 1 or any(e.runs for e in shortlist if e is not first)
+    if variants and admitted:
         # The first race's chunks measured the noise already: clearly beaten variants
         # drop after their first timed chunk.
         history = [e for e in shortlist if e is not first]
