@@ -722,7 +722,6 @@ class Tuning:
             )
             problem = replace(whole, grids=message.chunk)
             self._transport_share = lambda c: transport_share(costs, problem, c)
-            self._charge("ranking", mark)
         the_plan, self._status = comm.bcast((message, self._status) if root else None, root=0)
         if not root:
             self._transport_share = lambda c: 0.0  # only rank 0's is asked
@@ -744,6 +743,8 @@ class Tuning:
         self._failure: ValueError | None = None
         self._retiring = 0.0  # seconds of the current decision spent freeing Operators
         self._mark = 0.0  # when the current decision began
+        if root:
+            self._charge("ranking", mark)  # the plan's broadcast included
         self._seconds = time.perf_counter() - began  # rank 0's reading is the one reported
         self._feed_began = time.perf_counter()
         self._steps = self._run()
