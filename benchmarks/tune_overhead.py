@@ -111,6 +111,7 @@ def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
                     "overhead": [x / y - 1 for x, y in zip(auto_jobs, chosen_jobs, strict=True)],
                     "tuning_seconds": float(np.median([c["tuning"]["tuning_seconds"] for c in decisions])),
                     "overhead_seconds": float(np.median([c["tuning"]["overhead_seconds"] for c in decisions])),
+                    "budget_seconds": float(np.median([c["tuning"]["budget_seconds"] for c in decisions])),
                     "grids_applied": [c["tuning"]["grids_applied"] for c in decisions],
                     "parts": {name: float(np.median(values)) for name, values in parts.items()},
                     "first_calibration": decisions[0]["tuning"]["parts"]["calibration"],
@@ -154,7 +155,8 @@ def main() -> int:
         )
         print(
             f"tuning {case['tuning_seconds'] * 1e3:.1f} ms, of which overhead {case['overhead_seconds'] * 1e3:.1f} ms "
-            f"(tuning less the trials' grids at the winner's speed); grids computed by trials "
+            f"(tuning less the trials' grids at the winner's speed; budget {case['budget_seconds'] * 1e3:.1f} ms); "
+            f"grids computed by trials "
             f"{case['grids_applied']}; entrants {case['trials']}; grids per trial chunk {case['trial_grids']}"
             + (f"; applies after the job to finish tuning: {case['unfinished']}" if case["unfinished"] else "")
         )

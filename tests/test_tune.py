@@ -4,6 +4,7 @@ its corrupt, stale and foreign entries, the calibration file, and both command l
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -73,7 +74,8 @@ def test_presets_match_the_operators_the_core_builds() -> None:
     assert built >= 2  # at least the flat presets
 
 
-NEVER = lambda: False  # noqa: E731  (a budget that is never spent)
+NEVER = tune.UNLIMITED  # a budget that is never spent
+SPENT = tune.Budget(0.0)  # a budget spent before the race
 
 
 def drive(steps, cost) -> tuple[object, list[tune.Request]]:
@@ -118,9 +120,10 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
 
 
 def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None:
-    # Exact costs 1.00, 1.05, 1.10, 1.50, 2.00, ...: after one chunk each no noise is
-    # measured yet, so only those beyond FIRST_MARGIN (15 %) of the leader drop; the
-    # second chunks measure no noise at all, so the 2 % floor drops 1.05 and 1.10.
+    # Exact costs 1.00, 1.05, 1.10, 1.50, 2.00, ...: the first runs alone and admits the
+    # rest; after one chunk each no noise is measured yet, so only those beyond
+    # FIRST_MARGIN (15 %) of the leader drop; the second chunks measure no noise at all,
+    # so the 2 % floor drops 1.05 and 1.10.
     ranked = tune.rank(pool(), synthetic)
     field = entrants(ranked, 6)
     base = [1.0, 1.05, 1.10, 1.5, 2.0, 3.0]
@@ -190,22 +193,24 @@ def test_verdict_on_a_spent_budget_keeps_the_leader_only() -> None:
     field = entrants(tune.rank(pool(), synthetic), 3)
     for entrant, value in zip(field, (3.0, 1.0, 1.01), strict=True):
         entrant.samples = [value]
-    assert tune.verdict(field, (), over_budget=False) == [1, 2]
-    assert tune.verdict(field, (), over_budget=True) == [1]
+    assert tune.verdict(field, (), NEVER) == [1, 2]
+    # Another round would lose 0.01 s (the follower's loss on this one): more than is left.
+    assert tune.verdict(field, (), SPENT) == [1]
+    assert tune.verdict(field, (), tune.Budget(0.011)) == [1, 2]
     field[0].refused, field[0].samples = True, []
-    assert tune.verdict(field, (), over_budget=False) == [1, 2]
+    assert tune.verdict(field, (), NEVER) == [1, 2]
 
 
 def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
-    # Round one: A 1.0, B 0.95, C 1.2, D 1.3: C and D are beyond 15 % of B and drop.
-    # Round two: A 1.8, B 1.5: the spread between chunks (about 22 %) ties A and B,
-    # so B (fastest chunk 0.95) wins the first race. The noise measured there keeps its
-    # persistent variant (1.05 against 0.95) in for a second chunk; then the two are
-    # tied and B, the faster, wins.
+    # A 1.0 alone, then B 0.95, C 1.2, D 1.3: C and D are beyond 15 % of B and drop.
+    # Then A 1.8, B 1.5: the spread between chunks (about 25 %) ties A and B, so B
+    # (fastest chunk 0.95) wins the first race. B needs no new chunk to admit its
+    # persistent variant; the noise measured keeps the variant (1.05 against 0.95) in for
+    # a second chunk; then the two are tied and B, the faster, wins.
     field = entrants(tune.rank(pool(), synthetic), 4)
     a, b, c, d = (e.candidate for e in field)
     persistent = tune.Candidate(**{**b.options(), "transport": "persistent"})
-    samples = {a: [1.0, 1.8], b: [0.95, 1.5, 1.3, 1.3], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
+    samples = {a: [1.0, 1.8], b: [0.95, 1.5], c: [1.2], d: [1.3], persistent: [1.05, 1.6]}
     taken = {k: 0 for k in samples}
 
     def cost(candidate: tune.Candidate, timed: bool) -> float:
@@ -227,7 +232,7 @@ def test_the_tournament_races_the_survivor_on_the_other_transports() -> None:
         winner, raced = end.value
     assert [e.candidate for e in raced] == [a, b, c, d, persistent]
     assert winner.candidate == b
-    assert taken == {a: 2, b: 4, c: 1, d: 1, persistent: 2}
+    assert taken == {a: 2, b: 2, c: 1, d: 1, persistent: 2}
     assert tune.leader(MPI.COMM_SELF, raced) is winner
 
 
@@ -269,11 +274,66 @@ def test_nothing_runnable_leaves_no_winner() -> None:
     assert winner is None and all(e.refused for e in raced)
 
 
-def test_budget_bounds_the_race() -> None:
-    # A deadline already passed ends the race after its first round.
+def test_a_spent_budget_leaves_the_model_s_choice_measured_once() -> None:
     field = entrants(tune.rank(pool(), synthetic), 6)
-    _, requests = drive(tune.race(MPI.COMM_SELF, field, lambda: True), synthetic)
-    assert len(requests) == 6 and all(timed for _, timed in requests)
+    winner, requests = drive(tune.race(MPI.COMM_SELF, field, SPENT), synthetic)
+    assert requests == [(field[0].candidate, True)] and winner is field[0]
+
+
+def test_admission_by_hand() -> None:
+    # 1.0 s budget, 0.2 spent, Operators at 0.1 s; the first's chunk measured 1.0 s. Each
+    # entrant costs its Operator, its predicted excess and FIRST_MARGIN of the chunk:
+    # 0.1 + 0 + 0.15, 0.1 + 0.1 + 0.15, then 0.1 + 0.5 + 0.15, which no longer fits.
+    c = pool()
+    first = tune.Entrant(c[0], 1.0, samples=[1.0])
+    waiting = [tune.Entrant(c[1], 1.0), tune.Entrant(c[2], 1.1), tune.Entrant(c[3], 1.5)]
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting) == 2
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 1  # alone it fits
+    assert tune.Budget(0.9, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 0
+    assert tune.Budget(0.44, lambda: 0.2, build=0.1).admits(first, waiting) == 0
+    assert NEVER.admits(first, waiting) == 3
+    # Before the first's chunk is timed, the model's prediction stands for it.
+    assert tune.Budget(0.26, build=0.1).admits(tune.Entrant(c[0], 1.0), waiting) == 1
+
+
+def smooth(c: tune.Candidate) -> float:
+    """Seconds per chunk of a cost with one best setting (double-buffered flat, batch 8,
+    slope 2) and the others a few per cent to a few tens of per cent slower."""
+    return (
+        1.0 + 0.04 * abs(c.batch.bit_length() - 4) + 0.03 * abs(c.slope - 2) + 0.05 * (c.schedule != "double-buffered")
+    )
+
+
+@pytest.mark.parametrize("model_error", [0.0, 0.08])
+def test_the_budget_bounds_the_overhead_on_a_synthetic_cost(model_error) -> None:
+    # The overhead of a race on `smooth`, kept as Tuning keeps it: each Operator built
+    # (0.05 s) and each chunk's loss against the best setting raced. With an exact model
+    # every estimate is an upper bound, so the overhead stays within the budget plus the
+    # one Operator any choice needs; with a model 8 % off the order, the admission's
+    # margin (FIRST_MARGIN of a chunk per entrant) still covers it. More budget admits
+    # more entrants, and enough of it finds the best setting.
+    build = 0.05
+    ranked = tune.rank(pool(64, 1), lambda c: smooth(c) * (1 + model_error * (c.batch != 8)))
+    raced_counts = []
+    for seconds in (0.0, 0.1, 0.2, 0.4, 1.0, math.inf):
+        field = entrants(ranked, 6)
+        ledger = {"overhead": 0.0, "built": set()}
+        budget = tune.Budget(seconds, lambda ledger=ledger: ledger["overhead"], build)
+        best = min(smooth(e.candidate) for e in field)
+
+        def cost(c: tune.Candidate, ledger: dict = ledger, best: float = best) -> float:
+            if c not in ledger["built"]:
+                ledger["built"].add(c)
+                ledger["overhead"] += build
+            ledger["overhead"] += smooth(c) - best
+            return smooth(c)
+
+        winner, requests = drive(tune.race(MPI.COMM_SELF, field, budget), cost)
+        assert ledger["overhead"] <= seconds + build
+        raced_counts.append(len(ledger["built"]))
+        if seconds == math.inf:
+            assert smooth(winner.candidate) == best
+    assert raced_counts == sorted(raced_counts) and raced_counts[0] == 1 and raced_counts[-1] == 6
 
 
 def problem(grids: int = 8) -> tuple[hf.Decomposition, hf.Stencil]:
@@ -523,3 +583,28 @@ def test_command_lines_help_and_reject_bad_options(module) -> None:
     )
     assert bad.returncode == 2
     assert "-3" in bad.stderr
+
+
+def test_the_budget_sets_how_many_candidates_are_measured(tmp_path) -> None:
+    # By default the budget is BUDGET_SHARE of the model's time for JOB_GRIDS grids at
+    # its best setting; a budget of 0 measures the model's choice on one chunk and no
+    # other; a large one races the whole shortlist.
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "threads": 1, "trials": 3}
+    tuning = tune.Tuning(dec, stencil, 16, job_grids=500, **options)
+    best = tuning._shortlist[0].predicted
+    assert tuning._budget.seconds == pytest.approx(tune.BUDGET_SHARE * 500 * best / tuning.chunk)
+    none = tune.tune(dec, stencil, 16, budget=0.0, **options)
+    assert [t.candidate for t in none.trials] == [tuning._shortlist[0].candidate]
+    assert none.trials[0].measured is not None and none.candidate == tuning._shortlist[0].candidate
+    assert len(tune.tune(dec, stencil, 16, budget=60.0, **options).trials) == 3
+
+
+def test_a_budget_that_admits_no_entrant_races_no_transport() -> None:
+    # The model's choice alone, measured once: no second race, not even its admission.
+    field = entrants(tune.rank(pool(), synthetic), 4)
+    (winner, raced), requests = drive(tune.tournament(MPI.COMM_SELF, field, hf.transport_names(), SPENT), synthetic)
+    assert winner is field[0] and raced == [field[0]] and requests == [(field[0].candidate, True)]

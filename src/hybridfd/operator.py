@@ -34,7 +34,7 @@ class Operator:
     :class:`hybridfd.tune.Tuning`). :attr:`config` says whether the choice came from the
     tuner or the cache (``approach_source``, None while tuning) and what tuning cost
     (``tuning``). ``tune_options`` passes keywords to :class:`hybridfd.tune.Tuning`
-    (cache, calibration, trials, budget, trial_grids).
+    (cache, calibration, trials, budget, trial_grids, job_grids).
 
     ``trace=True`` traces the applies from the start (as :meth:`start_trace` would): every
     thread's pack, post, wait, progress, unpack and compute events with their batch
@@ -149,9 +149,10 @@ class Operator:
 
         grids = a.shape[0] if a.ndim == 4 else 1
         # The trials are collective: every rank's apply must hold the same G, at every
-        # apply the tuning lasts.
-        agree(self.decomposition.comm, None, grids, "number of grids G")
-        if self._tuning_run is None:
+        # apply the tuning lasts (at the first, the Tuning agrees on its G itself).
+        if self._tuning_run is not None:
+            agree(self.decomposition.comm, None, grids, "number of grids G")
+        else:
             self._tuning_run = tune.Tuning(
                 self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options
             )

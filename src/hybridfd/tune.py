@@ -8,13 +8,17 @@
    change, is a share of its time worth a race.
 2. Trial chunks measure the best few in races (:func:`race`) that drop an entrant once
    it is clearly beaten, given the noise measured between chunks (:func:`verdict`):
-   the model's shortlist on the default transport, then the winner on every transport.
-   Rank 0 alone decides (who goes on, when the time budget is spent, which candidate
-   wins) and broadcasts each decision, so every rank takes the same path and the same
-   winner even when their clocks disagree. Every setting gives bit-identical results, so
+   the model's shortlist on the default transport, then the winner on the other
+   transports. Every setting gives bit-identical results, so
    ``Operator(approach="auto")`` runs the trials on its first applies' own grids
-   (:class:`Tuning`): tuning costs what the slower candidates lose on them, not a
-   separate benchmark.
+   (:class:`Tuning`): tuning costs what the slower candidates lose on them and some
+   fixed costs, not a separate benchmark. That overhead has a budget (:class:`Budget`;
+   by default 5 % of the model's time for a job of 1,000 grids): an entrant joins a
+   race, and a race runs another round, only if the budget affords what it is expected
+   to cost, so a budget too small for any trial leaves the model's choice. Rank 0
+   alone plans (one broadcast), decides (who joins, who goes on, which candidate wins;
+   one broadcast per round) and broadcasts the result, so every rank takes the same
+   path and the same winner even when their clocks disagree.
 3. The winner is kept in a JSON cache keyed by host, MPI library, ranks, threads, grid
    shape, dtype, G (and the stencil radius, periodicity and process grid, which change
    the best setting too). A corrupt file, an entry that fails its schema (corrupt), was
@@ -31,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import datetime
+import functools
 import json
 import math
 import os
@@ -57,7 +62,6 @@ MAX_SLOPE = 3
 # Schedules whose batches overlap computation; a slope only helps those.
 SLOPED_SCHEDULES = ("double-buffered", "overlap")
 DEFAULT_TRIALS = 4
-DEFAULT_BUDGET = 10.0
 # The trial chunk (:func:`trial_chunk`): the apply's own G where a chunk of G grids is
 # short (every batch up to G a candidate, each measured as the job runs it: as many
 # batches, the same slope ramp, the same pipelining), fewer grids where it is long, as
@@ -119,6 +123,7 @@ class Decision:
     trial_grids: int = 0  # grids per trial chunk (0: from the cache, no trials)
     # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
     parts: dict[str, float] = field(default_factory=dict)
+    budget_seconds: float | None = None  # the overhead budget it was given (Budget)
 
     def summary(self) -> dict:
         return {
@@ -129,6 +134,7 @@ class Decision:
             "overhead_seconds": self.overhead_seconds,
             "trial_grids": self.trial_grids,
             "parts": dict(self.parts),
+            "budget_seconds": self.budget_seconds,
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
             "trials": [
@@ -138,6 +144,7 @@ class Decision:
         }
 
 
+@functools.cache
 def presets() -> dict[str, tuple[str, str]]:
     """approach name -> (model, schedule) of its preset, read from the core's preset table
     (local and cheap: nothing is built, so the tuner's fixed cost does not grow with the
@@ -232,6 +239,8 @@ class Entrant:
     # first touched by the first puts: its first 64-grid apply at 24^3 took 1.5x its
     # second); for the shortlist only where chunks are shorter than the apply (Tuning).
     warm_up: bool = False
+    # Rounds it ran in, counted on every rank alike (samples: rank 0 only).
+    runs: int = 0
 
     def seconds(self) -> float | None:
         """The fastest of its timed chunks. A busy machine's noise only ever adds time
@@ -246,6 +255,50 @@ class Entrant:
         if self.refused:
             return "refused"
         return f"fastest of {len(self.samples)}" if self.samples else "not measured"
+
+
+@dataclass
+class Budget:
+    """Rank 0's account of a tuning's overhead against its budget, in seconds.
+
+    The overhead is what tuning costs beyond computing its trial grids at the winner's
+    speed: the fixed costs (calibration, ranking, decisions), the entrants' Operators and
+    what the slower entrants lose on their chunks. Every step that spends some asks
+    first: an entrant joins a race only if its Operator (``build``, the driver's last
+    measured one) and its expected loss fit in what is left (:meth:`admits`), and a race
+    runs another round only if what its followers lost on the last one does
+    (:func:`verdict`). So the overhead stays within ``seconds`` give or take the error
+    of one such estimate. ``spent()`` is the overhead so far.
+    """
+
+    seconds: float
+    spent: Callable[[], float] = lambda: 0.0
+    build: float = 0.0
+
+    def left(self) -> float:
+        return self.seconds - self.spent()
+
+    def admits(self, first: Entrant, waiting: Sequence[Entrant]) -> int:
+        """How many of ``waiting``, in order, may join a race led by ``first``. Each costs
+        an Operator and its expected loss: its predicted excess over ``first`` plus
+        FIRST_MARGIN of ``first``'s chunk (its fastest, else the model's), the loss
+        beyond which the race drops an entrant after one chunk."""
+        chunk = first.seconds() if first.samples else first.predicted
+        left = self.left()
+        count = 0
+        for entrant in waiting:
+            left -= self.build + max(entrant.predicted - first.predicted, 0.0) + FIRST_MARGIN * chunk
+            if left < 0:
+                break
+            count += 1
+        return count
+
+
+# The budget by default (issue 13: tuning under 5 % of a 1,000-grid job): BUDGET_SHARE of
+# the model's time for a job of JOB_GRIDS grids at its best setting.
+BUDGET_SHARE = 0.05
+JOB_GRIDS = 1000
+UNLIMITED = Budget(math.inf)
 
 
 # What a race asks its driver for: apply one trial chunk with this candidate, timed or
@@ -289,46 +342,54 @@ def race_margin(noise: float | None) -> float:
     return FIRST_MARGIN if noise is None else max(MIN_MARGIN, NOISE_FACTOR * noise)
 
 
-def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], over_budget: bool) -> list[int]:
+def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], budget: Budget) -> list[int]:
     """Rank 0's decision after a round: the indices into ``alive`` that run on, fastest
-    first (by :meth:`Entrant.seconds`); one index ends the race. Dropped: the refused,
-    and every entrant clearly beaten (slower than the leader by more than
-    :func:`race_margin` of the noise measured on ``history`` and ``alive``). The leader alone goes on when the budget is
-    spent, or when the rest are tied with it (within the margin, each with
-    MIN_SAMPLES chunks)."""
+    first (by :meth:`Entrant.seconds`); one index (or none) ends the race. Dropped: the
+    refused and the not yet measured, and every entrant clearly beaten (slower than the
+    leader by more than :func:`race_margin` of the noise measured on ``history`` and
+    ``alive``). The leader alone goes on when the rest are tied with it (within the
+    margin, each with MIN_SAMPLES chunks), or when another round would lose more than
+    the ``budget`` has left: what the followers lost against the leader on this one."""
     runnable = sorted((i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds())
-    if not runnable or over_budget:
-        return runnable[:1]
+    if not runnable:
+        return []
     margin = race_margin(chunk_noise([*history, *alive]))
     lead = alive[runnable[0]].seconds()
     keep = [i for i in runnable if alive[i].seconds() <= lead * (1 + margin)]
     if all(len(alive[i].samples) >= MIN_SAMPLES for i in keep):
         return keep[:1]
-    return keep
+    loss = sum(alive[i].seconds() - lead for i in keep[1:])
+    return keep if loss <= budget.left() else keep[:1]
 
 
 def race(
     comm: object,
     entrants: Sequence[Entrant],
-    over_budget: Callable[[], bool],
+    budget: Budget,
     retire: Callable[[Candidate], None] = lambda candidate: None,
     history: Sequence[Entrant] = (),
+    worth: Callable[[Entrant], bool] = lambda first: True,
 ) -> Generator[Request, float | None, Entrant | None]:
     """Collective race over ``entrants`` (a coroutine); returns the one survivor, the
     same on every rank (None if every entrant was refused).
 
-    Every round applies one timed trial chunk per surviving entrant (after one untimed
-    chunk the first time, for an entrant with ``warm_up``); then rank 0, given the
-    slowest rank's time of each (one reduction per round), decides who goes on (:func:`verdict`:
-    those not clearly beaten by the leader, given the noise measured between chunks,
-    here and on the earlier entrants ``history``) and broadcasts it, so every rank runs
-    the same chunks and ends with the same winner whatever its own clock said. The race
-    ends when one entrant is left: the others beaten, or tied with it once each has
-    MIN_SAMPLES chunks (so at most MIN_SAMPLES timed rounds), or rank 0's
-    ``over_budget()`` (asked after each round) says the time is spent. An entrant's
-    time is its fastest chunk, which resists the outliers of a busy machine. ``retire(candidate)`` is
-    called for each entrant dropped, in entrant order on every rank (the driver frees
-    its Operator: a one-sided transport frees its window collectively).
+    The first entrant (the model's best, or an earlier race's survivor) runs a timed
+    trial chunk alone, unless it ran one already; then rank 0 admits as many of the
+    others as its ``budget`` affords (:meth:`Budget.admits`, with the first's chunk and
+    the last Operator measured; none if ``worth(first)`` is false), so a budget too
+    small for any trial leaves the model's choice, measured on one chunk. The next
+    round times the admitted entrants, the rounds after it every entrant still in, one
+    chunk each (after one untimed chunk the first time, for an entrant with
+    ``warm_up``); after each round rank 0, given the slowest rank's
+    time of each (one reduction per round), decides who goes on (:func:`verdict`: those
+    not clearly beaten by the leader, given the noise measured between chunks, here and
+    on the earlier entrants ``history``, while the budget affords another round) and
+    broadcasts it, so every rank runs the same chunks and ends with the same winner
+    whatever its own clock said. At most MIN_SAMPLES timed rounds follow the admission. An
+    entrant's time is its fastest chunk, which resists the outliers of a busy machine.
+    ``retire(candidate)`` is called for each entrant dropped, in entrant order on every
+    rank (the driver frees its Operator: a one-sided transport frees its window
+    collectively).
 
     The driver sends back this rank's seconds for each request, or None if the
     Operator refused the candidate (which happens on every rank alike, so every rank
@@ -337,11 +398,19 @@ def race(
     from mpi4py import MPI
 
     root = comm.Get_rank() == 0
-    alive = [e for e in entrants if not e.refused]
+    waiting = [e for e in entrants if not e.refused]
+    alive, waiting = waiting[:1], waiting[1:]
+    admitting = True  # until an entrant has run: then rank 0 admits the others
     while alive:
         timed = []
         seconds = []
+        # A round runs the entrants with the fewest rounds: the first alone, then those
+        # it admitted, then every one still in.
+        fewest = min(e.runs for e in alive)
         for entrant in alive:
+            if entrant.runs > fewest or (admitting and entrant.runs):
+                continue  # an earlier race timed it: admission needs no new chunk
+            entrant.runs += 1
             if entrant.warm_up:
                 entrant.warm_up = False
                 if (yield (entrant.candidate, False)) is None:
@@ -360,13 +429,22 @@ def race(
             if root:
                 for entrant, value in zip(timed, worst.tolist(), strict=True):
                     entrant.samples.append(value)
-        keep = verdict(alive, history, over_budget()) if root else None
-        keep = comm.bcast(keep, root=0)
+        decision = None
+        if root:
+            keep = verdict(alive, history, budget)
+            admit = 0
+            if admitting and waiting:
+                # Every entrant so far refused: the next takes the first's place.
+                admit = 1 if not keep else budget.admits(alive[keep[0]], waiting) if worth(alive[keep[0]]) else 0
+            decision = (keep, admit)
+        keep, admit = comm.bcast(decision, root=0)
         for i, entrant in enumerate(alive):
             if i not in keep:
                 retire(entrant.candidate)
-        alive = [alive[i] for i in keep]
-        if len(alive) == 1:
+        admitting = admitting and not keep
+        alive = [alive[i] for i in keep] + waiting[:admit]
+        waiting = waiting[admit:]
+        if len(alive) == 1 and not admitting:
             return alive[0]
     return None
 
@@ -386,56 +464,155 @@ def tournament(
     comm: object,
     shortlist: Sequence[Entrant],
     transports: Sequence[str],
-    over_budget: Callable[[], bool],
+    budget: Budget,
     retire: Callable[[Candidate], None] = lambda candidate: None,
     transport_share: Callable[[Candidate], float] = lambda candidate: 1.0,
 ) -> Generator[Request, float | None, tuple[Entrant | None, list[Entrant]]]:
     """Collective (a coroutine, like :func:`race`): race the ``shortlist``, then its
     survivor (samples kept) against itself on each other transport of ``transports``
-    that supports its model and schedule. Returns (the winner or None if every entrant
-    was refused, every entrant in the order raced).
+    that supports its model and schedule, as many as the budget admits. Returns (the
+    winner or None if every entrant was refused, every entrant that ran, in the order
+    raced).
 
     The transports are raced only if ``transport_share(survivor)`` on rank 0 (the
     model's share of its time that a transport can change: waiting and per-message
-    cost) reaches MIN_MARGIN: a transport
-    that made communication free would gain less than that, and every variant raced
-    costs an Operator, its buffers or windows and its slower chunks."""
-    first = yield from race(comm, shortlist, over_budget, retire)
+    cost) reaches MIN_MARGIN: a transport that made communication free would gain less
+    than that, and every variant raced costs an Operator, its buffers or windows and
+    its slower chunks."""
+    first = yield from race(comm, shortlist, budget, retire)
     if first is None:
-        return None, list(shortlist)
-    variants = []
+        return None, [e for e in shortlist if e.runs]
     c = first.candidate
-    # Rank 0's answer, broadcast: every rank races the same variants.
-    if comm.bcast(transport_share(c) >= MIN_MARGIN if comm.Get_rank() == 0 else None, root=0):
-        for transport in transports:
-            support = transport_support(transport)
-            if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
-                variant = Candidate(**{**c.options(), "transport": transport})
-                variants.append(Entrant(variant, first.predicted, warm_up=True))
+    variants = []
+    for transport in transports:
+        support = transport_support(transport)
+        if transport != c.transport and c.model in support["models"] and c.schedule in support["schedules"]:
+            variant = Candidate(**{**c.options(), "transport": transport})
+            variants.append(Entrant(variant, first.predicted, warm_up=True))
     winner = first
-    if variants:
+    # A budget that admitted none of the shortlist admits no variant either (one costs
+    # no more than the shortlist's next entrant would have): no decision to broadcast.
+    admitted = len(shortlist) == 1 or any(e.runs for e in shortlist if e is not first)
+    if variants and admitted:
         # The first race's chunks measured the noise already: clearly beaten variants
         # drop after their first timed chunk.
         history = [e for e in shortlist if e is not first]
-        winner = yield from race(comm, [first, *variants], over_budget, retire, history)
-    return winner, [*shortlist, *variants]
+        worth = lambda survivor: transport_share(survivor.candidate) >= MIN_MARGIN  # noqa: E731
+        winner = yield from race(comm, [first, *variants], budget, retire, history, worth)
+    return winner, [e for e in [*shortlist, *variants] if e.runs]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Rank 0's plan of a tuning, broadcast once: the trial chunk (grids), the shortlist
+    (candidate, predicted seconds per chunk, best first) and the budget (seconds)."""
+
+    chunk: int
+    shortlist: list[tuple[Candidate, float]]
+    budget: float
+
+
+def predicted(costs: Costs, problem: Problem, c: Candidate) -> float:
+    """The model's seconds for ``c`` on ``problem``."""
+    return predict(costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads)
+
+
+def transport_share(costs: Costs, problem: Problem, c: Candidate) -> float:
+    """The share of ``c``'s predicted time a transport can change: what is left with
+    communication free (no latency, per-message cost or transfer time) no transport can."""
+    free = replace(costs, latency=0.0, per_message=0.0, bandwidth=math.inf)
+    return 1.0 - predicted(free, problem, c) / max(predicted(costs, problem, c), 1e-300)
+
+
+def plan(
+    costs: Costs,
+    whole: Problem,
+    threads: int,
+    registries: dict[str, Sequence[str]],
+    *,
+    trials: int,
+    trial_grids: int | None,
+    budget: float | None,
+    job_grids: int,
+) -> Plan:
+    """Rank 0's plan for applies of ``whole.grids`` grids (the slowest rank's problem):
+    the trial chunk (``trial_grids``, else :func:`trial_chunk` from a flat
+    double-buffered apply of batch 16, which stands for all), the candidates ranked by
+    the model for that chunk (so predicted and measured compare like with like), the
+    ``trials`` of :func:`shortlist`, and the budget: ``budget`` seconds, else
+    BUDGET_SHARE of the model's time for ``job_grids`` grids at its best setting."""
+    grids = whole.grids
+    if trial_grids is None:
+        typical = predict(costs, whole, model="flat", schedule="double-buffered", batch=min(16, grids), slope=0)
+        chunk = trial_chunk(grids, typical / grids)
+    else:
+        chunk = min(grids, trial_grids)
+    problem = replace(whole, grids=chunk)
+    pool = candidates(
+        chunk,
+        threads,
+        models=registries["model"],
+        schedules=registries["schedule"],
+        transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
+        approaches=presets(),
+    )
+    chosen = shortlist(rank(pool, lambda c: predicted(costs, problem, c)), trials)[:trials]
+    if budget is None:
+        budget = BUDGET_SHARE * job_grids * chosen[0][1] / chunk
+    return Plan(chunk, chosen, float(budget))
+
+
+# Calibrations rank 0 read and checked in this process, by the file's identity (path,
+# inode, size, modification time) and what it was asked for: the tuner reads the file at
+# every Operator(approach="auto"), and parsing and checking it took 0.2-0.6 ms, a third of
+# the budget of a small job. A file rewritten in any way (calibrate.save replaces it) has
+# another identity and is read again.
+_CALIBRATIONS: dict[tuple, Costs] = {}
+
+
+def _file_costs(path: Path | None, ranks: int, dtype: str, points: int) -> Costs | None:
+    """Rank 0: the costs in the calibration file for this machine, ranks and dtype (None if
+    it has none); StoreProblem if it cannot be trusted."""
+    path = calibrate.default_path() if path is None else Path(path)
+    try:
+        stat = path.stat()
+    except FileNotFoundError:
+        return None
+    except OSError as error:
+        raise StoreProblem(f"{path} cannot be read: {error}") from None
+    key = (str(path), stat.st_ino, stat.st_size, stat.st_mtime_ns, ranks, dtype, points)
+    if key not in _CALIBRATIONS:
+        entry = calibrate.load(path, ranks=ranks)
+        if entry is None or dtype not in entry["compute_per_point"]:
+            return None
+        if len(_CALIBRATIONS) >= 16:
+            _CALIBRATIONS.clear()
+        _CALIBRATIONS[key] = calibrate.costs(entry, dtype, points)
+    return _CALIBRATIONS[key]
 
 
 class Tuning:
     """Collective: one tuning of (decomposition, stencil, G), fed with chunks of work.
 
-    The cache answers at once if it can (:attr:`decision` is then set). Otherwise the
-    model ranks the candidates for a trial chunk of ``trial_grids`` grids (default
-    :func:`trial_chunk`: G where its apply is short; never more than G) and
-    two races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
+    Rank 0 plans it (:func:`plan`) and broadcasts the plan, or the cache's answer, in
+    one message: the cache answers at once if it can (:attr:`decision` is then set).
+    Otherwise the model ranks the candidates for a trial chunk of ``trial_grids`` grids
+    (default :func:`trial_chunk`: G where its apply is short; never more than G) and two
+    races (:func:`tournament`) measure them on chunks the caller feeds (:meth:`feed`):
     first the model's shortlist on the default transport, then, if the model says a
-    transport can matter, the winner on every transport that supports its model and
+    transport can matter, the winner on the other transports that support its model and
     schedule. Every setting gives bit-identical results, so the chunks can be the job's
-    own grids: ``Operator(approach="auto")`` feeds the grids of
-    its first applies, and tuning costs only what the slower candidates lose against
-    the winner on them (ADCL's run-time selection of a halo-exchange implementation
-    within the application's first iterations, Gabriel et al., EuroPVM/MPI 2006). The
-    offline :func:`tune` feeds scratch arrays instead.
+    own grids: ``Operator(approach="auto")`` feeds the grids of its first applies, and
+    tuning costs only what the slower candidates lose against the winner on them, plus
+    fixed costs (ADCL's run-time selection of a halo-exchange implementation within the
+    application's first iterations, Gabriel et al., EuroPVM/MPI 2006). The offline
+    :func:`tune` feeds scratch arrays instead.
+
+    That cost, the overhead, is bounded by a budget (:class:`Budget`): ``budget``
+    seconds, by default BUDGET_SHARE (5 %) of the model's time for a job of
+    ``job_grids`` grids (default JOB_GRIDS, 1,000) at its best setting. Entrants join
+    a race only while the budget affords their Operator and expected loss, so a budget
+    too small for any trial leaves the model's choice, measured on one chunk.
     """
 
     def __init__(
@@ -448,8 +625,9 @@ class Tuning:
         cache: Path | None | bool = None,
         calibration: Path | None = None,
         trials: int = DEFAULT_TRIALS,
-        budget: float = DEFAULT_BUDGET,
+        budget: float | None = None,
         trial_grids: int | None = None,
+        job_grids: int = JOB_GRIDS,
     ) -> None:
         from hybridfd import _core
 
@@ -460,12 +638,11 @@ class Tuning:
         if isinstance(grids, bool) or not isinstance(grids, (int, np.integer)) or grids < 1:
             problem_text = f"grids {grids!r} must be a positive int (the G to tune for)"
         threads = default_threads() if threads is None else threads
-        if problem_text is None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-            problem_text = f"threads {threads!r} must be a positive int"
-        for name, value in (("trials", trials), ("trial_grids", 1 if trial_grids is None else trial_grids)):
+        counts = (("threads", threads), ("trials", trials), ("job_grids", job_grids))
+        for name, value in (*counts, ("trial_grids", 1 if trial_grids is None else trial_grids)):
             if problem_text is None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 problem_text = f"{name} {value!r} must be a positive int"
-        if problem_text is None and not (isinstance(budget, (int, float)) and budget >= 0):
+        if problem_text is None and not (budget is None or (isinstance(budget, (int, float)) and budget >= 0)):
             problem_text = f"budget {budget!r} must be a number of seconds >= 0"
         # Every rank must tune for the same G (the trials are collective applies); a bad or
         # differing value raises on every rank before any trial starts.
@@ -480,67 +657,75 @@ class Tuning:
             "transport": _core.transport_names(),
             "approach": _core.approach_names(),
         }
+        root = comm.Get_rank() == 0
         self._key = cache_key(decomposition, stencil, int(grids), threads)
         self._path = None if cache is False else (default_cache_path() if cache in (None, True) else Path(cache))
-        entry, status = None, "no cache"
-        if self._path is not None:
-            if comm.Get_rank() == 0:
-                entry, status = cache_lookup(self._path, self._key, registries)
-            entry, status = comm.bcast((entry, status), root=0)
-        if entry is not None:
+        # Rank 0's seconds per part of the tuning (what tuning_seconds is made of): setup
+        # (cache lookup included), calibration, ranking; then, while fed, operators
+        # (building and freeing the candidates'), chunks (the trial chunks, timed), and
+        # decisions (the races' reductions and broadcasts).
+        self.parts: dict[str, float] = {}
+        self._unbudgeted = 0.0  # a quick calibration's seconds: they come on top of the budget
+        # The rank with the most points (then halo bytes) sets the pace of a collective apply.
+        problems = comm.gather(problem_of(decomposition, stencil.radius, int(grids)), root=0)
+        whole = max(problems, key=lambda p: (p.points, p.bytes_per_grid)) if root else None
+        message = None
+        if root:
+            entry, status = cache_lookup(self._path, self._key, registries) if self._path else (None, "no cache")
+            mark = self._charge("setup", began)
+            if entry is not None:
+                message = ("cache", entry, status, time.perf_counter() - began)
+            else:
+                try:
+                    costs = _file_costs(calibration, comm.Get_size(), decomposition.domain.dtype, whole.points)
+                    note = "calibration file" if costs else "no calibration file: quick calibration"
+                except StoreProblem as problem:
+                    costs, note = None, f"calibration ignored ({problem}): quick calibration"
+                self._status = f"{status}; {note}".strip("; ")
+                mark = self._charge("calibration", mark)
+                if costs is None:
+                    message = ("calibrate", max(4, round(whole.points ** (1 / 3))), self._status)
+        message = comm.bcast(message, root=0)
+        if message and message[0] == "cache":
+            _, entry, status, seconds = message
             self.decision = Decision(
                 Candidate(**entry["choice"]),
                 entry["predicted"],
                 entry["measured"],
                 "cache",
-                comm.bcast(time.perf_counter() - began, root=0),
+                seconds,
                 cache_status=status,
             )
             return
-
-        # Rank 0's seconds per part of the tuning (what tuning_seconds is made of):
-        # setup, calibration, presets, ranking; then, while fed, operators (building and
-        # freeing the candidates'), chunks (the trial chunks, timed), and decisions (the
-        # races' reductions and broadcasts).
-        self.parts: dict[str, float] = {"setup": time.perf_counter() - began}
-        mark = time.perf_counter()
-        whole = _slowest_problem(comm, problem_of(decomposition, stencil.radius, int(grids)))
-        costs, note = _costs(comm, decomposition.domain.dtype, whole, calibration)
-        self._status = f"{status}; {note}".strip("; ")
-        mark = self._charge("calibration", mark)
-        if trial_grids is None:
-            # Every rank computes the same chunk: the same broadcast calibration and
-            # slowest problem. A flat double-buffered apply of batch 16 stands for all.
-            typical = predict(
-                costs, whole, model="flat", schedule="double-buffered", batch=min(16, int(grids)), slope=0
+        if message:  # no usable calibration file: a quick one, made now by every rank
+            _, edge, self._status = message
+            mark = time.perf_counter()
+            dtype = decomposition.domain.dtype
+            entry = calibrate.calibrate(
+                comm, sizes=calibrate.SIZES[::3], subgrids=(edge,), dtypes=(dtype,), repeats=DEFAULT_REPEATS
             )
-            self.chunk = trial_chunk(int(grids), typical / int(grids))
-        else:
-            self.chunk = min(int(grids), trial_grids)
-        # The model ranks for the trial chunk, so predicted and measured compare like
-        # with like.
-        problem = replace(whole, grids=self.chunk)
-        approaches = presets()
-        mark = self._charge("presets", mark)
-        pool = candidates(
-            self.chunk,
-            threads,
-            models=registries["model"],
-            schedules=registries["schedule"],
-            transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
-            approaches=approaches,
-        )
-
-        def cost(c: Candidate, costs: Costs = costs) -> float:
-            return predict(
-                costs, problem, model=c.model, schedule=c.schedule, batch=c.batch, slope=c.slope, threads=c.threads
+            costs = calibrate.costs(entry, dtype, whole.points) if root else None
+            self._unbudgeted = -mark
+            mark = self._charge("calibration", mark)
+            self._unbudgeted += mark
+        message = None
+        if root:
+            message = plan(
+                costs,
+                whole,
+                threads,
+                registries,
+                trials=trials,
+                trial_grids=trial_grids,
+                budget=budget,
+                job_grids=job_grids,
             )
-
-        ranked = rank(pool, cost)
-        # The same setting with communication free (no latency, per-message cost or
-        # transfer time): what is left no transport can change.
-        free = replace(costs, latency=0.0, per_message=0.0, bandwidth=math.inf)
-        self._transport_share = lambda c: 1.0 - cost(c, free) / max(cost(c), 1e-300)
+            problem = replace(whole, grids=message.chunk)
+            self._transport_share = lambda c: transport_share(costs, problem, c)
+        the_plan, self._status = comm.bcast((message, self._status) if root else None, root=0)
+        if not root:
+            self._transport_share = lambda c: 0.0  # only rank 0's is asked
+        self.chunk = the_plan.chunk
         # A warm-up chunk for the shortlist only where chunks are shorter than the apply
         # (large grids): there it costs a fraction of an apply and keeps the behaviour
         # session 5 measured on a quiet machine (+0.8 % of the job at 96^3). Without it
@@ -549,15 +734,18 @@ class Tuning:
         # Where a chunk is the whole apply (small grids) it would add an apply per
         # entrant, a quarter of a 1,000-grid job, and measured nothing there.
         warm_up = self.chunk < int(grids)
-        self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in shortlist(ranked, trials)[:trials]]
-        self._charge("ranking", mark)
+        self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in the_plan.shortlist]
+        self._fastest = the_plan.shortlist[0][1]  # seconds per chunk: the model's until measured
+        self._budget = Budget(the_plan.budget, self._overhead)
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
         self._refusal = ""  # why the first refused candidate was refused
         self._failure: ValueError | None = None
         self._retiring = 0.0  # seconds of the current decision spent freeing Operators
+        self._mark = 0.0  # when the current decision began
+        if root:
+            self._charge("ranking", mark)  # the plan's broadcast included
         self._seconds = time.perf_counter() - began  # rank 0's reading is the one reported
-        self._budget = budget
         self._feed_began = time.perf_counter()
         self._steps = self._run()
         self._request: Request | None = next(self._steps)
@@ -568,10 +756,19 @@ class Tuning:
         self.parts[part] = self.parts.get(part, 0.0) + now - since
         return now
 
-    def _over_budget(self) -> bool:
-        """Rank 0's question: has the time spent in the tuner (not the caller's time
-        between applies) passed the budget?"""
-        return self._seconds + (time.perf_counter() - self._feed_began) > self._budget
+    def _overhead(self) -> float:
+        """Rank 0's overhead so far (what :class:`Budget` spends): its time in the tuner
+        (not the caller's between applies, nor a quick calibration) less the grids fed so
+        far at the speed of the fastest chunk (the model's best before any was timed)."""
+        elapsed = self._seconds + time.perf_counter() - self._feed_began - self._unbudgeted
+        return elapsed - self.grids_applied * self._fastest / self.chunk
+
+    def _account(self) -> tuple[float, dict[str, float]]:
+        """Rank 0's tuning_seconds and parts as of now, the current decision included."""
+        now = time.perf_counter()
+        parts = dict(self.parts)
+        parts["decisions"] = parts.get("decisions", 0.0) + now - (self._mark + self._retiring)
+        return self._seconds + now - self._feed_began, parts
 
     def _retire(self, candidate: Candidate) -> None:
         mark = time.perf_counter()
@@ -580,27 +777,43 @@ class Tuning:
 
     def _run(self) -> Generator[Request, float | None, None]:
         winner, entrants = yield from tournament(
-            self.comm, self._shortlist, self._transports, self._over_budget, self._retire, self._transport_share
+            self.comm, self._shortlist, self._transports, self._budget, self._retire, self._transport_share
         )
-        # Rank 0's samples, in one broadcast: every rank reports the same trials and time.
-        mine = ([e.trial() for e in entrants], None if winner is None else winner.seconds())
-        trials, measured = self.comm.bcast(mine if self.comm.Get_rank() == 0 else None, root=0)
+        # Rank 0's samples and time, in one broadcast: every rank reports the same trials
+        # and time (the last collective of a tuning).
+        mine = None
+        if self.comm.Get_rank() == 0:
+            mine = ([e.trial() for e in entrants], None if winner is None else winner.seconds(), *self._account())
+        trials, measured, seconds, parts = self.comm.bcast(mine, root=0)
         if winner is None:
             tried = "; ".join(t.candidate.label() for t in trials)
             raise ValueError(f"no candidate setting could run on these ranks ({self._refusal}; tried: {tried})")
         self.winner_operator = self._operators.get(winner.candidate)
-        self.decision = Decision(winner.candidate, winner.predicted, measured, "tuner", 0.0, trials, self._status)
+        self.decision = Decision(
+            winner.candidate,
+            winner.predicted,
+            measured,
+            "tuner",
+            seconds,
+            trials,
+            self._status,
+            parts=parts,
+            budget_seconds=self._budget.seconds,
+        )
 
     def _operator(self, candidate: Candidate) -> object | None:
-        """The candidate's Operator, made at its first request; None if refused."""
+        """The candidate's Operator, made at its first request; None if refused. Its
+        build time is what the budget expects the next one to cost."""
         from hybridfd.operator import Operator
 
         if candidate not in self._operators:
+            began = time.perf_counter()
             try:
                 self._operators[candidate] = Operator(self.decomposition, self.stencil, **candidate.options())
             except ValueError as refusal:
                 self._operators[candidate] = None  # raised on every rank alike (the core agrees)
                 self._refusal = self._refusal or f"{candidate.label()}: {refusal}"
+            self._budget.build = time.perf_counter() - began
         return self._operators[candidate]
 
     def feed(self, a: np.ndarray, out: np.ndarray, phases: object = None) -> int:
@@ -630,9 +843,12 @@ class Tuning:
                     start = time.perf_counter()
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
+                    self._fastest = min(self._fastest, seconds)
                     done += count
+                    self.grids_applied += count
                     mark = self._charge("chunks" if timed else "warm-up chunks", mark)
                 self._retiring = 0.0
+                self._mark = mark
                 try:
                     self._request = self._steps.send(seconds)
                 except StopIteration:
@@ -646,17 +862,14 @@ class Tuning:
                 finally:
                     self._charge("decisions", mark + self._retiring)
         finally:
-            self.grids_applied += done
             self._seconds += time.perf_counter() - self._feed_began
         if finished:
             self._finish()
         return done
 
     def _finish(self) -> None:
-        """Report the time spent tuning (rank 0's: construction and every fed chunk) and
-        cache the decision."""
+        """Complete the decision (its time came with the last broadcast) and cache it."""
         decision = self.decision
-        decision.tuning_seconds, decision.parts = self.comm.bcast((self._seconds, self.parts), root=0)
         decision.grids_applied = self.grids_applied
         decision.trial_grids = self.chunk
         if decision.measured is not None:
@@ -773,32 +986,6 @@ def default_threads() -> int:
         return 1
 
 
-def _costs(comm: object, dtype: str, problem: Problem, calibration_path: Path | None) -> tuple[Costs, str]:
-    """Rank 0's calibration for this machine and rank count, or a quick one made now."""
-    entry, note = None, ""
-    if comm.Get_rank() == 0:
-        try:
-            entry = calibrate.load(calibration_path, ranks=comm.Get_size())
-            note = "calibration file" if entry else "no calibration file: quick calibration"
-        except StoreProblem as problem:
-            note = f"calibration ignored ({problem}): quick calibration"
-        if entry is not None and dtype not in entry["compute_per_point"]:
-            entry, note = None, f"calibration has no {dtype}: quick calibration"
-    entry, note = comm.bcast((entry, note), root=0)
-    if entry is None:
-        edge = max(4, round(problem.points ** (1 / 3)))
-        entry = calibrate.calibrate(
-            comm, sizes=calibrate.SIZES[::3], subgrids=(edge,), dtypes=(dtype,), repeats=DEFAULT_REPEATS
-        )
-    return calibrate.costs(entry, dtype, problem.points), note
-
-
-def _slowest_problem(comm: object, problem: Problem) -> Problem:
-    """The rank with the most points (then halo bytes) sets the pace of a collective apply."""
-    problems = comm.allgather(problem)
-    return max(problems, key=lambda p: (p.points, p.bytes_per_grid))
-
-
 def tune(
     decomposition: object,
     stencil: object,
@@ -808,21 +995,22 @@ def tune(
     cache: Path | None | bool = None,
     calibration: Path | None = None,
     trials: int = DEFAULT_TRIALS,
-    budget: float = DEFAULT_BUDGET,
+    budget: float | None = None,
     trial_grids: int | None = None,
+    job_grids: int = JOB_GRIDS,
 ) -> Decision:
     """Collective: the best setting for applying ``stencil`` to ``grids`` grids of
     ``decomposition``, from the cache (``cache``: a path, None for the default, False for
     none) or tuned now on scratch arrays; identical on every rank.
 
     ``threads`` caps the thread count of threaded models (default :func:`default_threads`).
-    Trial chunks hold min(grids, ``trial_grids``) grids (default :func:`trial_chunk`);
-    ``budget`` bounds, in seconds, the time spent in the tuner (rank 0's clock, checked
-    after each round of the races, so one round may run over); the quick calibration, if
-    no calibration file exists, comes on top (a few seconds). The time spent is
-    ``tuning_seconds``; all of it is overhead here, as the scratch grids are thrown away
-    (``Operator(approach="auto")`` tunes on the job's own grids instead, see
-    :class:`Tuning`).
+    Trial chunks hold min(grids, ``trial_grids``) grids (default :func:`trial_chunk`).
+    ``budget`` bounds the overhead in seconds (default: 5 % of the model's time for a
+    job of ``job_grids`` grids, see :class:`Tuning`), counted as if the scratch grids
+    were the job's, so this tuning makes the choice ``Operator(approach="auto")`` would
+    make on the job's own grids; the quick calibration, if no calibration file exists,
+    comes on top (a few seconds). The time spent is ``tuning_seconds``; all of it is
+    overhead here, as the scratch grids are thrown away.
     """
     tuning = Tuning(
         decomposition,
@@ -834,6 +1022,7 @@ def tune(
         trials=trials,
         budget=budget,
         trial_grids=trial_grids,
+        job_grids=job_grids,
     )
     if tuning.decision is None:
         rng = np.random.default_rng(decomposition.rank)
@@ -864,8 +1053,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--radius", type=positive_int, default=2, help="stencil radius (Laplacian)")
     parser.add_argument("--non-periodic", action="store_true", help="zero boundaries instead of periodic")
     parser.add_argument("--threads", type=positive_int, default=None, help="most threads a threaded model may use")
-    parser.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS, help="candidates to measure")
-    parser.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET, help="seconds for the trials")
+    parser.add_argument("--trials", type=positive_int, default=DEFAULT_TRIALS, help="most candidates to measure")
+    parser.add_argument(
+        "--budget",
+        type=positive_float,
+        default=None,
+        help="seconds of tuning overhead allowed (default: 5 %% of the model's time for --job-grids grids)",
+    )
+    parser.add_argument(
+        "--job-grids", type=positive_int, default=JOB_GRIDS, help="grids the job applies in all (for the budget)"
+    )
     parser.add_argument(
         "--cache",
         type=Path,
@@ -901,6 +1098,7 @@ def main(argv: list[str] | None = None) -> int:
             calibration=args.calibration,
             trials=args.trials,
             budget=args.budget,
+            job_grids=args.job_grids,
         )
     except (ValueError, TypeError) as error:
         if MPI.COMM_WORLD.rank == 0:
@@ -921,7 +1119,9 @@ def main(argv: list[str] | None = None) -> int:
                 table.add_row(trial.candidate.label(), f"{trial.predicted * 1e3:.3f}", measured, error, trial.note)
             console.print(table)
         console.print(f"chosen: {decision.candidate.label()} (from the {decision.source}; {decision.cache_status})")
-        console.print(f"tuning time: {decision.tuning_seconds:.2f} s")
+        console.print(f"tuning time: {decision.tuning_seconds:.3f} s")
+        if decision.budget_seconds is not None:
+            console.print(f"overhead budget: {decision.budget_seconds * 1e3:.1f} ms")
         if decision.parts:
             parts = ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in decision.parts.items())
             console.print(f"where it went (rank 0, ms): {parts}")

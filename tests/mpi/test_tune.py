@@ -84,7 +84,7 @@ def test_all_ranks_agree_when_their_timings_differ(comm):
         favourite = 2 ** (comm.rank % 6)
         return abs(c.batch - favourite) + 0.01 * c.slope
 
-    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), lambda: False)
+    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), tune.UNLIMITED)
     request = next(steps)
     try:
         while True:
@@ -109,7 +109,7 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
     )
     shortlist = [tune.Entrant(c, p) for c, p in tune.rank(candidates, lambda c: float(c.batch))[:2]]
     share = 1.0 if comm.rank == 0 else 0.0
-    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), lambda: False, transport_share=lambda c: share)
+    steps = tune.tournament(comm, shortlist, ("p2p", "persistent"), tune.UNLIMITED, transport_share=lambda c: share)
     requests = []
     try:
         request = next(steps)
@@ -128,7 +128,9 @@ def test_all_ranks_race_the_same_transports_when_their_models_differ(comm):
 def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
     # Chunks of 2 grids and applies of 5: the tuning runs over several applies (the last
     # grid of each a chunk of its own, its time scaled to two grids'), every output is
-    # the reference's, and the grids the trials computed are counted.
+    # the reference's, and the grids the trials computed are counted. The budget admits
+    # the whole shortlist (the default one, 5 % of a job of 1,000 such tiny grids, would
+    # admit no trial beyond the model's choice).
     shape, periodic, grids = (12, 10, 8), (False, True, True), 5
     dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype=dtype), comm)
     stencil = hf.Stencil.laplace(2, 0.3)
@@ -137,6 +139,7 @@ def test_auto_tunes_on_the_job_grids_across_applies(comm, dtype, directory):
         "calibration": directory / "calibration.json",
         "trials": 3,
         "trial_grids": 2,
+        "budget": 60.0,
     }
     op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
     reference_op = hf.Operator(dec, stencil, approach="flat-original")
@@ -184,7 +187,7 @@ def test_later_applies_smaller_than_a_chunk_still_finish_the_tuning(comm, direct
     # apply is a chunk of its own, so the races go on and end.
     dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
     stencil = hf.Stencil.laplace(2, 0.3)
-    options = {"cache": False, "calibration": directory / "calibration.json", "trials": 2}
+    options = {"cache": False, "calibration": directory / "calibration.json", "trials": 2, "budget": 60.0}
     op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
     reference_op = hf.Operator(dec, stencil, approach="flat-original")
     rng = np.random.default_rng(comm.rank)
@@ -201,9 +204,45 @@ def test_later_applies_smaller_than_a_chunk_still_finish_the_tuning(comm, direct
 def test_a_different_grid_count_while_tuning_raises_on_every_rank(comm, directory):
     dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
     stencil = hf.Stencil.laplace(2, 0.3)
-    options = {"cache": False, "calibration": directory / "calibration.json"}
+    options = {"cache": False, "calibration": directory / "calibration.json", "budget": 60.0}
     op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
     op.apply(np.zeros(dec.local_shape(4)))
     assert op.config["approach_source"] is None  # still tuning
     with pytest.raises(ValueError, match="must be the same on every rank"):
         op.apply(np.zeros(dec.local_shape(2 + comm.rank)))
+
+
+def test_all_ranks_admit_the_same_entrants_when_their_budgets_differ(comm):
+    # Rank 0's budget decides who joins and how long the race runs (here only rank 0's
+    # affords any trial beyond the model's choice): every rank makes the same requests.
+    candidates = tune.candidates(
+        16, 1, models=["flat"], schedules=["double-buffered"], transport="p2p", approaches=tune.presets()
+    )
+    shortlist = [tune.Entrant(c, float(c.batch)) for c, _ in tune.rank(candidates, lambda c: float(c.batch))[:4]]
+    budget = tune.UNLIMITED if comm.rank == 0 else tune.Budget(0.0)
+    steps = tune.race(comm, shortlist, budget)
+    requests = []
+    try:
+        request = next(steps)
+        while True:
+            requests.append(request)
+            request = steps.send(float(request[0].batch) * (1 + 0.1 * comm.rank))
+    except StopIteration as end:
+        winner = end.value
+    everyone = comm.allgather((requests, winner.candidate))
+    assert all(mine == everyone[0] for mine in everyone)
+    assert len({c for c, _ in requests}) == 4
+
+
+def test_a_budgeted_tuning_agrees_on_every_rank(comm, directory):
+    # The default budget (5 % of a 1,000-grid job by the model) and a zero one: whatever
+    # each rank's clock says, every rank reports the same choice, trials and time.
+    dec = hf.Decomposition(hf.Domain((16, 12, 10)), comm)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    for budget in (None, 0.0):
+        options = {"cache": False, "calibration": directory / "calibration.json", "budget": budget}
+        decision = tune.tune(dec, stencil, 8, threads=1, **options)
+        mine = (decision.candidate, [t.candidate for t in decision.trials], decision.tuning_seconds, decision.parts)
+        assert all(other == mine for other in comm.allgather(mine))
+        if budget == 0.0:
+            assert len(decision.trials) == 1
