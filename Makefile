@@ -103,8 +103,9 @@ tsan: setup
 # and cpp/tests built with -fsanitize=address,undefined (cmake -DHYBRIDFD_SANITIZE=ON; the
 # tests get the flags from the installed core) against the same MPI as .venv, then
 # tests/sanitize/run.py: the C++ tests and a sweep of hybridfd-bench configurations on 1,
-# 2 and 4 ranks; any report fails it. SANITIZE_ARGS=--quick runs the subset `make test`
-# runs (tests/test_sanitize.py).
+# 2 and 4 ranks; any report fails it. SANITIZE_ARGS=--quick runs about a quarter of the
+# sweep. Not part of `make test`: the instrumented kernel alone takes over 4x its normal
+# compile time (docs/testing.md).
 SANITIZE_ARGS ?=
 SANITIZE_MPI := $(or $(MPI_HOME),$(CURDIR)/$(VENV))
 sanitize-build: setup
