@@ -16,7 +16,8 @@ BUILD_DEPS := scikit-build-core nanobind ninja
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
-.PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan test-gpaw bench-gpaw test-lammps \
+.PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan sanitize sanitize-build test-gpaw \
+	bench-gpaw test-lammps \
 	smpi bench-peers peers-gpaw peers-gpaw-async peers-devito
 
 setup: $(VENV)/.installed
@@ -97,6 +98,27 @@ tsan: setup
 	$(TSAN_ENV) build/tsan-tests/thread_team_test
 	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 1 --timeout 900 -- build/tsan-tests/models_test 3
 	$(TSAN_ENV) $(PY) -m hybridfd.launch -n 2 --timeout 900 -- build/tsan-tests/models_test 3
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (docs/testing.md): the core, hybridfd-bench
+# and cpp/tests built with -fsanitize=address,undefined (cmake -DHYBRIDFD_SANITIZE=ON; the
+# tests get the flags from the installed core) against the same MPI as .venv, then
+# tests/sanitize/run.py: the C++ tests and a sweep of hybridfd-bench configurations on 1,
+# 2 and 4 ranks; any report fails it. SANITIZE_ARGS=--quick runs about a quarter of the
+# sweep. Not part of `make test`: the instrumented kernel alone takes over 4x its normal
+# compile time (docs/testing.md).
+SANITIZE_ARGS ?=
+SANITIZE_MPI := $(or $(MPI_HOME),$(CURDIR)/$(VENV))
+sanitize-build: setup
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake -S . -B build/sanitize -G Ninja -DHYBRIDFD_PYTHON=OFF \
+	  -DHYBRIDFD_SANITIZE=ON -DCMAKE_BUILD_TYPE=Release -DMPI_HOME=$(SANITIZE_MPI) \
+	  -DCMAKE_INSTALL_PREFIX=$(CURDIR)/build/sanitize/prefix >/dev/null
+	cmake --build build/sanitize && cmake --install build/sanitize >/dev/null
+	cmake -S cpp/tests -B build/sanitize-tests -G Ninja -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_PREFIX_PATH=$(CURDIR)/build/sanitize/prefix -DMPI_HOME=$(SANITIZE_MPI) >/dev/null
+	cmake --build build/sanitize-tests
+
+sanitize: sanitize-build
+	$(PY) tests/sanitize/run.py --build $(CURDIR)/build/sanitize $(SANITIZE_ARGS)
 
 # Simulation (docs/simulation.md): the core and hybridfd-bench built with SimGrid's smpicxx
 # into build/smpi, for smpirun. Installs SimGrid 3.32 (apt, root, about 12 s) if missing.

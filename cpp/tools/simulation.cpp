@@ -48,26 +48,22 @@ void charge_seconds(double seconds) {
 }
 
 GridStorage::GridStorage(std::int64_t lanes, int arrays, bool shared) : lanes_(lanes > 0 ? lanes : 1), shared_(shared) {
-  const auto bytes = static_cast<std::size_t>(lanes_) * static_cast<std::size_t>(arrays) * sizeof(double);
-#ifdef HYBRIDFD_SMPI
   if (shared_) {
-    data_ = static_cast<double*>(SMPI_SHARED_MALLOC(bytes));
+#ifdef HYBRIDFD_SMPI
+    data_ = static_cast<double*>(
+        SMPI_SHARED_MALLOC(static_cast<std::size_t>(lanes_) * static_cast<std::size_t>(arrays) * sizeof(double)));
     return;
-  }
 #else
-  if (shared_) throw ValueError("shared grid storage needs the SimGrid SMPI build of hybridfd-bench");
+    throw ValueError("shared grid storage needs the SimGrid SMPI build of hybridfd-bench");
 #endif
-  data_ = new double[bytes / sizeof(double)]();
+  }
+  for (int array = 0; array < arrays; ++array) own_.emplace_back(new double[static_cast<std::size_t>(lanes_)]());
 }
 
 GridStorage::~GridStorage() {
 #ifdef HYBRIDFD_SMPI
-  if (shared_) {
-    SMPI_SHARED_FREE(data_);
-    return;
-  }
+  if (shared_) SMPI_SHARED_FREE(data_);
 #endif
-  delete[] data_;
 }
 
 }  // namespace hybridfd::tools

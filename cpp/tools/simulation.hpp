@@ -7,6 +7,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "hybridfd/stencil.hpp"
 
@@ -31,22 +33,27 @@ void use_modelled_compute(int threads = 1);
 // the SMPI build otherwise.
 void charge_seconds(double seconds);
 
-// `arrays` arrays of `lanes` float64 values each, in one allocation: under SMPI with
-// modelled compute one shared allocation per rank (SMPI_SHARED_MALLOC: every rank's block
-// maps the same memory, whose content is then meaningless), else an ordinary zeroed
-// allocation. One allocation, not one per array: each shared allocation is at least one
-// memory mapping per rank, and at 16,384 ranks two of them plus SimGrid's stacks pass the
-// kernel's 65,530 mappings per process (vm.max_map_count).
+// `arrays` arrays of `lanes` float64 values each: under SMPI with modelled compute one
+// shared allocation per rank (SMPI_SHARED_MALLOC: every rank's block maps the same
+// memory, whose content is then meaningless), else an ordinary zeroed allocation per
+// array. One shared allocation, not one per array: each is at least one memory mapping
+// per rank, and at 16,384 ranks two of them plus SimGrid's stacks pass the kernel's
+// 65,530 mappings per process (vm.max_map_count). Ordinary arrays apart: a read past the
+// end of the input then leaves its allocation instead of landing in the output, and
+// AddressSanitizer sees it (make sanitize, docs/testing.md).
 class GridStorage {
  public:
   GridStorage(std::int64_t lanes, int arrays, bool shared);
   ~GridStorage();
   GridStorage(const GridStorage&) = delete;
   GridStorage& operator=(const GridStorage&) = delete;
-  double* data(int array) const { return data_ + static_cast<std::ptrdiff_t>(array) * lanes_; }
+  double* data(int array) const {
+    return shared_ ? data_ + static_cast<std::ptrdiff_t>(array) * lanes_ : own_[static_cast<std::size_t>(array)].get();
+  }
 
  private:
-  double* data_ = nullptr;
+  double* data_ = nullptr;                      // the shared allocation
+  std::vector<std::unique_ptr<double[]>> own_;  // else one per array
   std::int64_t lanes_ = 0;
   bool shared_ = false;
 };
