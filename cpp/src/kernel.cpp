@@ -10,6 +10,8 @@
 // plain stores outruns glibc's non-temporal memcpy (docs/benchmarks.md, "Session 7").
 #include "hybridfd/kernel.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -403,9 +405,20 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true
   }
 }
 
-// Input bytes a band of rows may occupy (a quarter of a 1 MiB L2, leaving room for the
-// output and the other streams).
-constexpr std::int64_t blocking_budget_bytes = std::int64_t{256} << 10;
+// Input bytes a band of rows may occupy: half the core's L2, leaving room for the output
+// and the other streams. On this Zen 4 (1 MiB L2) a quarter ran from memory 1.04-1.2x
+// slower; the whole L2 was float64 a little faster and complex128 a little slower
+// (measured interleaved, session 7). The L2 size is glibc's, read from the CPU; 1 MiB
+// where it cannot tell.
+inline std::int64_t blocking_budget_bytes() {
+  static const std::int64_t budget = [] {
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    if (const long size = sysconf(_SC_LEVEL2_CACHE_SIZE); size > 0) return static_cast<std::int64_t>(size) / 2;
+#endif
+    return std::int64_t{512} << 10;
+  }();
+  return budget;
+}
 
 // The centre row's lanes [from, to) (box lanes: negative ones and those past row_lanes
 // are the ghosts beyond its ends) copied to `target`.
@@ -680,7 +693,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // are too large for L2.
   const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
   constexpr int planes_read = Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1;
-  const std::int64_t band = std::max<std::int64_t>(1, blocking_budget_bytes / (planes_read * row_bytes) - 2 * Radius);
+  const std::int64_t band = std::max<std::int64_t>(1, blocking_budget_bytes() / (planes_read * row_bytes) - 2 * Radius);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
   const std::int64_t x_end = region.begin[0] + region.extent[0];
   // A padded array: every ghost lies at the box's own strides beyond it, so every row
