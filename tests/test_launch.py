@@ -4,8 +4,10 @@ failure fails the run, idle ranks are told to yield."""
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +106,35 @@ def test_worker_result_reads_the_reported_value_or_says_why_not() -> None:
     ):
         with pytest.raises(RuntimeError, match=why):
             launch.worker_result(result)
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
+def test_ranks_do_not_outlive_their_launcher(how: signal.Signals) -> None:
+    """The run sits in a process group of its own, which a signal to the launcher's group
+    does not reach: killing the launcher, even outright, must take its ranks along."""
+    program = "import os, time; print('rank pid', os.getpid(), flush=True); time.sleep(300)"
+    launcher = subprocess.Popen(
+        [PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", program], stdout=subprocess.PIPE, text=True
+    )
+    pids = []
+    deadline = time.monotonic() + 60
+    while len(pids) < 2 and time.monotonic() < deadline:
+        line = launcher.stdout.readline()
+        if line.startswith("rank pid"):
+            pids.append(int(line.split()[-1]))
+    assert len(pids) == 2, "the ranks did not start"
+    launcher.send_signal(how)
+    launcher.wait(timeout=30)
+    deadline = time.monotonic() + 30
+    alive = pids
+    while alive and time.monotonic() < deadline:
+        time.sleep(0.2)
+        alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+    assert not alive, f"ranks {alive} outlived their launcher ({how.name})"
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except FileNotFoundError:
+        return "gone"

@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -124,6 +125,11 @@ def run(
 
     A run that outlives ``timeout`` seconds is killed with its whole process group (so no
     rank outlives it) and reported with ``timed_out=True`` and whatever the ranks printed.
+    The run runs in a process group of its own (so that it can be killed whole), which
+    a signal to the caller's group does not reach: so the run is killed whole too when
+    the caller leaves this function any other way (an exception, Ctrl-C, SIGTERM in
+    ``main``), and mpiexec gets SIGTERM from the kernel if the caller dies outright
+    (Linux): no mpiexec is left spinning after its launcher is gone.
     """
     cmd = command(ranks, argv, mpiexec)
     env = environment(yield_when_idle)
@@ -131,16 +137,47 @@ def run(
     pipe = subprocess.PIPE if capture else None
     start = time.perf_counter()
     process = subprocess.Popen(
-        cmd, stdout=pipe, stderr=subprocess.STDOUT if capture else None, text=True, env=env, start_new_session=True
+        cmd,
+        stdout=pipe,
+        stderr=subprocess.STDOUT if capture else None,
+        text=True,
+        env=env,
+        start_new_session=True,
+        preexec_fn=_terminate_with_parent(),
     )
     try:
         output, _ = process.communicate(timeout=timeout)
         timed_out = False
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
+        _kill_group(process)
         output, _ = process.communicate()
         timed_out = True
+    except BaseException:
+        _kill_group(process)
+        process.wait()
+        raise
     return Result(cmd, process.returncode, output or "", time.perf_counter() - start, timed_out)
+
+
+def _kill_group(process: subprocess.Popen) -> None:
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # the group is gone already
+        pass
+
+
+def _terminate_with_parent() -> Callable[[], None] | None:
+    """What the child runs before exec so that it gets SIGTERM when the thread that
+    started it dies (prctl PR_SET_PDEATHSIG; Linux only, elsewhere None). mpiexec passes
+    the signal on to its ranks. libc is looked up here, in the parent: the child only
+    calls it."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    pr_set_pdeathsig = 1
+    return lambda: prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -156,6 +193,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.ranks < 1:
         parser.error(f"-n {args.ranks}: the number of ranks must be at least 1")
     print("launch:", " ".join(command(args.ranks, program)), flush=True)
+    # SIGTERM and SIGHUP end the launcher through run()'s clean-up, which kills the run.
+    for terminating in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(terminating, lambda number, frame: sys.exit(128 + number))
     result = run(args.ranks, program, timeout=args.timeout, yield_when_idle=not args.no_yield, capture=False)
     if result.timed_out:
         print(f"launch: killed after {args.timeout} s", file=sys.stderr)
