@@ -16,7 +16,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -137,13 +136,12 @@ def run(
     pipe = subprocess.PIPE if capture else None
     start = time.perf_counter()
     process = subprocess.Popen(
-        cmd,
+        _terminated_with_parent(cmd),
         stdout=pipe,
         stderr=subprocess.STDOUT if capture else None,
         text=True,
         env=env,
         start_new_session=True,
-        preexec_fn=_terminate_with_parent(),
     )
     try:
         output, _ = process.communicate(timeout=timeout)
@@ -166,18 +164,22 @@ def _kill_group(process: subprocess.Popen) -> None:
         pass
 
 
-def _terminate_with_parent() -> Callable[[], None] | None:
-    """What the child runs before exec so that it gets SIGTERM when the thread that
-    started it dies (prctl PR_SET_PDEATHSIG; Linux only, elsewhere None). mpiexec passes
-    the signal on to its ranks. libc is looked up here, in the parent: the child only
-    calls it."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
+# Run before mpiexec, in its own process, then replaced by it (exec keeps the setting):
+# SIGTERM when the launcher dies (prctl PR_SET_PDEATHSIG = 1). Not a preexec_fn, which
+# runs Python between fork and exec and can deadlock a parent that has other threads.
+_PARENT_DEATH_SIGTERM = (
+    "import ctypes, os, signal, sys; "
+    "ctypes.CDLL(None).prctl(1, int(signal.SIGTERM), 0, 0, 0); "
+    "os.execvp(sys.argv[1], sys.argv[1:])"
+)
 
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    pr_set_pdeathsig = 1
-    return lambda: prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+
+def _terminated_with_parent(cmd: list[str]) -> list[str]:
+    """``cmd`` so that it gets SIGTERM if the launcher dies outright (Linux; elsewhere
+    ``cmd`` as it is). mpiexec passes the signal on to its ranks."""
+    if not sys.platform.startswith("linux"):
+        return cmd
+    return [sys.executable, "-c", _PARENT_DEATH_SIGTERM, *cmd]
 
 
 def main(argv: list[str] | None = None) -> int:
