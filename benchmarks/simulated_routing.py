@@ -91,22 +91,13 @@ def shortest_path_xml(topology: Topology, machine: platforms.Machine) -> str:
     head = "".join(line for line in head.splitlines(keepends=True) if '-local"' not in line)
     # The neighbour routes in the order the former generator wrote them (node, axis; there
     # and back): the order SimGrid's search met the edges in, which may break its ties.
-    routes = []
-    for node in range(topology.nodes):
-        coords = topology.node_coords(node)
-        for axis in range(3):
-            size = topology.dims[axis]
-            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
-                neighbour_coords = coords.copy()
-                neighbour_coords[axis] = (coords[axis] + 1) % size
-                neighbour = int(topology.node_ids(neighbour_coords))
-                link = f"node-{node}-{'xyz'[axis]}"
-                routes.append(
-                    f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
-                    f'<link_ctn id="{link}" direction="UP"/></route>\n'
-                    f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
-                    f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
-                )
+    routes = [
+        f'    <route src="node-{node}" dst="node-{neighbour}" symmetrical="NO">'
+        f'<link_ctn id="{link}" direction="UP"/></route>\n'
+        f'    <route src="node-{neighbour}" dst="node-{node}" symmetrical="NO">'
+        f'<link_ctn id="{link}" direction="DOWN"/></route>\n'
+        for node, _, neighbour, link in platforms.neighbour_links(topology)
+    ]
     return head + "".join(routes) + "  </zone>\n</platform>\n"
 
 

@@ -125,6 +125,22 @@ def _host(node: int, topology: Topology, machine: Machine) -> str:
 # A few platforms are in use at a time, and the cache key of every simulated run holds its
 # platform: a mesh of 256 nodes is 65,280 routes (22.6 MB), about a second to write.
 @functools.lru_cache(maxsize=4)
+def neighbour_links(topology: Topology) -> list[tuple[int, int, int, str]]:
+    """The links of a node-by-node platform, in the order they are written: for each
+    node and axis with a neighbour one step up (or round the wrap), (node, axis,
+    neighbour, link name). A link is named after its lower node."""
+    links = []
+    for node in range(topology.nodes):
+        coords = topology.node_coords(node)
+        for axis in range(3):
+            size = topology.dims[axis]
+            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
+                neighbour_coords = coords.copy()
+                neighbour_coords[axis] = (coords[axis] + 1) % size
+                links.append((node, axis, int(topology.node_ids(neighbour_coords)), f"node-{node}-{'xyz'[axis]}"))
+    return links
+
+
 def platform_xml(topology: Topology, machine: Machine) -> str:
     """SimGrid platform (DTD 4.1) of ``topology`` with ``machine``'s costs."""
     header = (
@@ -169,21 +185,13 @@ def platform_xml(topology: Topology, machine: Machine) -> str:
     # it (node the hop leaves * 6 + axis * 2 + (step > 0)); a link is named after its
     # lower node and UP goes towards the higher one (or round the wrap).
     ctn = [""] * (nodes * 6)
-    for node in range(nodes):
-        coords = topology.node_coords(node)
-        for axis in range(3):
-            size = topology.dims[axis]
-            if coords[axis] + 1 < size or (topology.wrap[axis] and size > 2):
-                neighbour_coords = coords.copy()
-                neighbour_coords[axis] = (coords[axis] + 1) % size
-                neighbour = int(topology.node_ids(neighbour_coords))
-                link = f"node-{node}-{'xyz'[axis]}"
-                body.append(
-                    f'    <link id="{link}" bandwidth="{_number(bandwidth[axis])}Bps" '
-                    f'latency="{_number(machine.link_latency)}s" sharing_policy="SPLITDUPLEX"/>\n'
-                )
-                ctn[node * 6 + axis * 2 + 1] = f'<link_ctn id="{link}" direction="UP"/>'
-                ctn[neighbour * 6 + axis * 2] = f'<link_ctn id="{link}" direction="DOWN"/>'
+    for node, axis, neighbour, link in neighbour_links(topology):
+        body.append(
+            f'    <link id="{link}" bandwidth="{_number(bandwidth[axis])}Bps" '
+            f'latency="{_number(machine.link_latency)}s" sharing_policy="SPLITDUPLEX"/>\n'
+        )
+        ctn[node * 6 + axis * 2 + 1] = f'<link_ctn id="{link}" direction="UP"/>'
+        ctn[neighbour * 6 + axis * 2] = f'<link_ctn id="{link}" direction="DOWN"/>'
     # Messages within a node cross the node's own link, as on the TORUS cluster (its
     # loopback): FATPIPE, each message gets the whole bandwidth.
     for node in range(nodes):
