@@ -109,27 +109,24 @@ def test_worker_result_reads_the_reported_value_or_says_why_not() -> None:
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL], ids=["SIGTERM", "SIGKILL"])
-def test_ranks_do_not_outlive_their_launcher(how: signal.Signals) -> None:
+def test_ranks_do_not_outlive_their_launcher(how: signal.Signals, tmp_path: Path) -> None:
     """The run sits in a process group of its own, which a signal to the launcher's group
-    does not reach: killing the launcher, even outright, must take its ranks along."""
-    program = "import os, time; print('rank pid', os.getpid(), flush=True); time.sleep(300)"
-    launcher = subprocess.Popen(
-        [PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", program], stdout=subprocess.PIPE, text=True
-    )
-    pids = []
-    deadline = time.monotonic() + 60
-    while len(pids) < 2 and time.monotonic() < deadline:
-        line = launcher.stdout.readline()
-        if line.startswith("rank pid"):
-            pids.append(int(line.split()[-1]))
-    assert len(pids) == 2, "the ranks did not start"
+    does not reach: killing the launcher, even outright, must take its ranks along. Each
+    rank leaves a file named after its pid (its printed lines may interleave)."""
+    program = f"import os, time; open(os.path.join({str(tmp_path)!r}, str(os.getpid())), 'w').close(); time.sleep(300)"
+    launcher = subprocess.Popen([PY, "-m", "hybridfd.launch", "-n", "2", "--", PY, "-c", program])
+    deadline = time.monotonic() + 120
+    while len(list(tmp_path.iterdir())) < 2 and time.monotonic() < deadline and launcher.poll() is None:
+        time.sleep(0.1)
+    pids = [int(path.name) for path in tmp_path.iterdir()]
+    assert len(pids) == 2, f"the ranks did not start (launcher exit code {launcher.poll()})"
     launcher.send_signal(how)
     launcher.wait(timeout=30)
     deadline = time.monotonic() + 30
     alive = pids
     while alive and time.monotonic() < deadline:
         time.sleep(0.2)
-        alive = [pid for pid in pids if Path(f"/proc/{pid}").exists() and "Z" not in _state(pid)]
+        alive = [pid for pid in pids if _state(pid) not in ("gone", "Z")]
     assert not alive, f"ranks {alive} outlived their launcher ({how.name})"
 
 
