@@ -21,7 +21,6 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import numpy as np
 
 FORMAT = "hybridfd-result/1"
@@ -158,6 +157,8 @@ def plain(value: Any) -> Any:  # noqa: ANN401 - any JSON-able tree
 
 def validate(result: object, source: str = "result") -> None:
     """Raise :class:`ResultError` naming ``source`` and the first mismatch with the schema."""
+    import jsonschema  # 0.1 s to import: only where a document is checked
+
     try:
         jsonschema.validate(result, schema())
     except jsonschema.ValidationError as error:

@@ -25,7 +25,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import jsonschema
 import numpy as np
 from mpi4py import MPI
 
@@ -267,6 +266,8 @@ def resolve(topology: Topology | str | Path | None, processes: int) -> Topology 
 
 
 def _validate(data: object, source: str) -> None:
+    import jsonschema  # 0.1 s to import: only where a document is checked
+
     validator = jsonschema.Draft202012Validator(SCHEMA)
     errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
     if errors:

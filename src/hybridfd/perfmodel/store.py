@@ -15,8 +15,6 @@ import tempfile
 from collections import OrderedDict
 from pathlib import Path
 
-import jsonschema
-
 
 class StoreProblem(Exception):
     """The file or one of its entries cannot be trusted (the message says why)."""
@@ -69,6 +67,8 @@ def check_entry(entry: object, schema: dict, source: str) -> None:
     if key is not None and _PASSED.get(key) is schema:
         _PASSED.move_to_end(key)
         return
+    import jsonschema  # 0.1 s to import: only where a document is checked
+
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(entry), key=lambda e: list(e.absolute_path))
     if errors:
