@@ -454,16 +454,18 @@ def test_a_checked_entry_is_remembered_by_its_content(tmp_path, monkeypatch) -> 
     # The schema check runs once per distinct entry text in a process: the tuner loads
     # the calibration at every Operator(approach="auto"). A changed entry, even 2 for 2.0,
     # is checked again, and a bad one is rejected every time, never remembered.
+    import jsonschema
+
     from hybridfd.perfmodel import store
 
     checks = []
-    real = store.jsonschema.Draft202012Validator
+    real = jsonschema.Draft202012Validator
 
     def counting(schema: dict) -> object:
         checks.append(schema)
         return real(schema)
 
-    monkeypatch.setattr(store.jsonschema, "Draft202012Validator", counting)
+    monkeypatch.setattr(jsonschema, "Draft202012Validator", counting)
     monkeypatch.setattr(store, "_PASSED", type(store._PASSED)())  # nothing remembered yet
     path = tmp_path / "calibration.json"
     entry = calibration_entry()
