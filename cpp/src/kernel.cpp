@@ -196,10 +196,12 @@ struct InRow {  // all of them inside the row, or inside a copy of its end with 
 // A vector whose z-neighbours cross an end of the row: at lane Start from its lower end
 // (Upper false, Start >= 0) or from its upper end (Upper true, Start < 0: lane
 // row_lanes + Start). Lanes beyond the end are the row's ghosts (z_low holds row lanes
-// -reach .. -1, z_high row_lanes ..). Every position is known at compile time, so a load
-// that straddles the end is built in registers from single lanes: a copy of the end
-// through memory would be read back at once, and the vector load of several just-stored
-// lanes stalls on store-to-load forwarding (measured: 20-25 % of the kernel on 24^3).
+// -reach .. -1, z_high row_lanes ..); lanes further out, which no window reads but a
+// slide's anchors may cover, are 0 and never read from memory. Every position is known
+// at compile time, so a load that straddles the end is built in registers from single
+// lanes: a copy of the end through memory would be read back at once, and the vector
+// load of several just-stored lanes stalls on store-to-load forwarding (measured: 20-25 %
+// of the kernel on 24^3).
 template <int Reach, int Start, bool Upper>
 struct AtEnd {
   const double* end;     // the row's lane 0 (lower) or lane row_lanes (upper)
@@ -207,16 +209,17 @@ struct AtEnd {
   template <int Lane>
   double lane() const {
     if constexpr (Upper)
-      return Lane < 0 ? end[Lane] : ghosts[Lane];
+      return Lane < 0 ? end[Lane] : Lane < Reach ? ghosts[Lane] : 0.0;
     else
-      return Lane < 0 ? ghosts[Reach + Lane] : end[Lane];
+      return Lane >= 0 ? end[Lane] : Lane >= -Reach ? ghosts[Reach + Lane] : 0.0;
   }
   template <int Offset>
   Vector at() const {
     constexpr int first = Start + Offset;
     if constexpr (Upper ? first + vector_lanes <= 0 : first >= 0)
       return load(end + first);
-    else if constexpr (Upper ? first >= 0 : first + vector_lanes <= 0)
+    else if constexpr (Upper ? first >= 0 && first + vector_lanes <= Reach
+                             : first >= -Reach && first + vector_lanes <= 0)
       return load(ghosts + (Upper ? first : Reach + first));
     else
       return Vector{lane<first>(), lane<first + 1>(), lane<first + 2>(), lane<first + 3>()};
@@ -565,27 +568,6 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
   return plane.at(y);
 }
 
-// An anchor at a row's end: lanes Offset .. Offset + 3 from the row's lane 0 (Upper
-// false) or from its lane row_lanes (Upper true), lanes beyond the end read from the
-// row's `Reach` z ghosts and any further ones, which no window reads, set to 0. Every
-// position is known at compile time, so a vector that straddles the end is built in
-// registers (see AtEnd).
-template <int Reach, bool Upper, int Offset>
-[[gnu::always_inline]] inline Vector end_anchor(const double* end, const double* ghosts) {
-  if constexpr (Upper ? Offset + vector_lanes <= 0 : Offset >= 0) {
-    return load(end + Offset);
-  } else {
-    auto lane = [&]<int Lane>() -> double {
-      if constexpr (Upper)
-        return Lane < 0 ? end[Lane] : Lane < Reach ? ghosts[Lane] : 0.0;
-      else
-        return Lane >= 0 ? end[Lane] : Lane >= -Reach ? ghosts[Reach + Lane] : 0.0;
-    };
-    return Vector{lane.template operator()<Offset>(), lane.template operator()<Offset + 1>(),
-                  lane.template operator()<Offset + 2>(), lane.template operator()<Offset + 3>()};
-  }
-}
-
 // The rows y = 0 .. rows - 1 of `Planes` consecutive x-planes, lanes [begin, end) (at
 // least four), of a box whose x- and y-neighbours lie at fixed strides from its rows.
 // Each centre row is read once, as whole vectors sliding along it (one load per
@@ -601,7 +583,7 @@ template <int Reach, bool Upper, int Offset>
 //
 // With Ends, [begin, end) is the whole row and the rows' z ghosts lie elsewhere
 // (`z_ghosts`, per side, rows (x + plane, y_first + y)): the anchors beyond a row's ends
-// are built from them (end_anchor), and the last vectors of a row, whose newest anchor
+// are built from them (AtEnd), and the last vectors of a row, whose newest anchor
 // would cross its upper end, are computed at compile-time offsets from it. Needs a row
 // of at least 4 (2 side + 2) lanes.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends>
@@ -628,7 +610,8 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
         const double* z_low = (*z_ghosts)[0].at(x + plane, y_first + y);
         z_high[plane] = (*z_ghosts)[1].at(x + plane, y_first + y);
         [&]<int... J>(std::integer_sequence<int, J...>) {
-          ((anchors[plane][J] = end_anchor<reach, false, (J - side) * vector_lanes>(centre[plane], z_low)), ...);
+          ((anchors[plane][J] = AtEnd<reach, 0, false>{centre[plane], z_low}.template at<(J - side) * vector_lanes>()),
+           ...);
         }(std::make_integer_sequence<int, 2 * side>{});
       } else {
         for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + begin + (j - side) * vector_lanes);
@@ -651,15 +634,16 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
       [&]<int... J, int... M>(std::integer_sequence<int, J...>, std::integer_sequence<int, M...>) {
         for (int plane = 0; plane < Planes; ++plane) {
           const double* upper = centre[plane] + end;
-          ((anchors[plane][J] =
-                end_anchor<reach, true, -tail * vector_lanes + (J - side) * vector_lanes>(upper, z_high[plane])),
+          ((anchors[plane][J] = AtEnd<reach, 0, true>{upper, z_high[plane]}
+                                    .template at<-tail * vector_lanes + (J - side) * vector_lanes>()),
            ...);
         }
         (
             [&] {
               constexpr int newest = -(tail - M) * vector_lanes + side * vector_lanes;
               for (int plane = 0; plane < Planes; ++plane)
-                anchors[plane][2 * side] = end_anchor<reach, true, newest>(centre[plane] + end, z_high[plane]);
+                anchors[plane][2 * side] =
+                    AtEnd<reach, 0, true>{centre[plane] + end, z_high[plane]}.template at<newest>();
               sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, stride_x, stride_y, anchors,
                                                                     from + M * vector_lanes, target);
             }(),
