@@ -1,0 +1,210 @@
+"""Two revisions of the stencil kernel side by side, in one process (docs/benchmarks.md).
+
+Every kernel change in docs/benchmarks.md is judged this way: cpp/src/kernel.cpp at
+revision A and at revision B (default: the working tree) are compiled by the same
+command, their global symbols renamed apart (apply_stencil -> apply_stencil_a / _b),
+and linked with benchmarks/kernel_ab/harness.cpp and the core library, which times
+them in alternating rounds on the same arrays and checks that every output lane agrees
+bit for bit. A machine with other work on it moves single timings by tens of per cent;
+two kernels measured alternately, fastest round each, and the median over several
+runs of the harness, move together. `--realtime` runs the harness under SCHED_FIFO
+(chrt; needs root): then other processes cannot take its core, only memory bandwidth.
+
+    .venv/bin/python benchmarks/kernel_ab.py --a HEAD~1            # HEAD~1 against the working tree
+    .venv/bin/python benchmarks/kernel_ab.py --a main --b HEAD --realtime --repeats 5
+    .venv/bin/python benchmarks/kernel_ab.py --case "--n 64 --grids 64 --padded --input-in-cache"
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import io
+import json
+import re
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HARNESS = Path(__file__).resolve().parent / "kernel_ab" / "harness.cpp"
+# The headers whose types the two kernels and the core library share: they must agree.
+SHARED_HEADERS = tuple(
+    f"cpp/include/hybridfd/{name}.hpp"
+    for name in ("kernel", "halo_plan", "stencil", "array_ref", "thread_team", "errors", "domain", "decomposition")
+)
+# The cases of docs/benchmarks.md: from memory (32 x 96^3, 1 x 192^3) and in cache
+# (8 x 24^3, 1 x 32^3), padded grids (kernel_throughput.py) and an apply's box input.
+DEFAULT_CASES = [
+    f"--dtype {dtype} {case}"
+    for dtype in ("float64", "complex128")
+    for case in (
+        "--n 96 --grids 32 --padded",
+        "--n 96 --grids 32",
+        "--n 192 --grids 1 --padded --rounds 5",
+        "--n 24 --grids 8 --repeats 20",
+        "--n 32 --grids 1 --padded --repeats 40",
+    )
+]
+FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "-march=native", "-ffp-contract=off"]
+
+
+def run(command: list[str]) -> subprocess.CompletedProcess:
+    completed = subprocess.run(command, text=True, capture_output=True)
+    if completed.returncode != 0:
+        raise SystemExit(f"{shlex.join(command)} failed:\n{completed.stderr[-4000:]}")
+    return completed
+
+
+def source_tree(revision: str | None, into: Path) -> Path:
+    """cpp/ of ``revision`` (None: the working tree) under ``into``."""
+    if revision is None:
+        return ROOT
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", revision, "cpp"], check=True, capture_output=True)
+    shutil.rmtree(into, ignore_errors=True)
+    into.mkdir(parents=True)
+    with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def code_of(header: Path) -> str:
+    """A header's text without comments and blank space: what the compiler sees."""
+    text = re.sub(r"//[^\n]*", "", header.read_text()) if header.exists() else "(missing)"
+    return " ".join(text.split())
+
+
+def core_library(build: Path) -> Path:
+    """The working tree's core library (hybridfd_core), built as the package builds it."""
+    mpi_home = ROOT / ".venv"
+    run(
+        [
+            "cmake",
+            "-S",
+            str(ROOT),
+            "-B",
+            str(build / "core"),
+            "-G",
+            "Ninja",
+            "-DCMAKE_BUILD_TYPE=Release",
+            "-DHYBRIDFD_PYTHON=OFF",
+            "-DHYBRIDFD_TOOLS=OFF",
+            f"-DMPI_HOME={mpi_home}",
+        ]
+    )
+    run(["cmake", "--build", str(build / "core"), "--target", "hybridfd_core"])
+    return build / "core" / "libhybridfd_core.a"
+
+
+def renamed_kernel(tree: Path, side: str, build: Path) -> Path:
+    """kernel.cpp of ``tree`` compiled, its hybridfd:: globals renamed with suffix _``side``:
+    the first name after the namespace gets it (apply_stencil -> apply_stencil_a), which
+    is how the harness's declarations of apply_stencil_a / _b mangle."""
+    plain = build / f"kernel_{side}.plain.o"
+    target = build / f"kernel_{side}.o"
+    includes = [f"-I{tree / 'cpp' / 'include'}", f"-I{tree / 'cpp' / 'src'}", f"-I{ROOT / '.venv' / 'include'}"]
+    source = tree / "cpp" / "src" / "kernel.cpp"
+    # The same source, headers and flags as last time: the object is reused.
+    stamp = hashlib.sha256(" ".join([*FLAGS, *includes]).encode())
+    for path in sorted((tree / "cpp").rglob("*.[ch]pp")):
+        stamp.update(path.read_bytes())
+    stamp_file = build / f"kernel_{side}.stamp"
+    if not (plain.exists() and stamp_file.exists() and stamp_file.read_text() == stamp.hexdigest()):
+        run(["c++", *FLAGS, *includes, "-c", str(source), "-o", str(plain)])
+        stamp_file.write_text(stamp.hexdigest())
+    symbols = run(["nm", "-g", "--defined-only", "--format=posix", str(plain)]).stdout.split("\n")
+    renames = []
+    for line in filter(None, symbols):
+        name, kind = line.split()[:2]
+        if kind not in "TDBR":  # weak (inline, template): one copy serves both, the headers agree
+            continue
+        match = re.match(r"_ZN8hybridfd(\d+)", name)
+        if not match:
+            raise SystemExit(f"kernel.cpp defines {name} ({kind}) outside namespace hybridfd: cannot rename it")
+        length = int(match.group(1))
+        start = match.end()
+        first = name[start : start + length]
+        renames.append(f"{name} _ZN8hybridfd{length + 2}{first}_{side}{name[start + length :]}")
+    table = build / f"renames_{side}.txt"
+    table.write_text("\n".join(renames) + "\n")
+    run(["objcopy", f"--redefine-syms={table}", str(plain), str(target)])
+    return target
+
+
+def build_harness(a: str, b: str | None, build: Path) -> Path:
+    build.mkdir(parents=True, exist_ok=True)
+    trees = {"a": source_tree(a, build / "tree_a"), "b": source_tree(b, build / "tree_b")}
+    for header in SHARED_HEADERS:
+        if len({code_of(tree / header) for tree in (trees["a"], trees["b"], ROOT)}) > 1:
+            raise SystemExit(
+                f"{header} differs between the revisions or from the working tree: "
+                "kernel_ab compares kernels behind the same interface"
+            )
+    library = core_library(build)
+    objects = [renamed_kernel(trees[side], side, build) for side in ("a", "b")]
+    executable = build / "kernel_ab"
+    run(
+        [
+            "c++",
+            *FLAGS,
+            f"-I{ROOT / 'cpp' / 'include'}",
+            f"-I{ROOT / '.venv' / 'include'}",
+            str(HARNESS),
+            *map(str, objects),
+            str(library),
+            f"-L{ROOT / '.venv' / 'lib'}",
+            f"-Wl,-rpath,{ROOT / '.venv' / 'lib'}",
+            "-lmpi",
+            "-fopenmp",
+            "-lpthread",
+            "-o",
+            str(executable),
+        ]
+    )
+    return executable
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--a", default="HEAD", help="revision of kernel a (default HEAD)")
+    parser.add_argument("--b", default=None, help="revision of kernel b (default: the working tree)")
+    parser.add_argument(
+        "--case",
+        action="append",
+        help="harness options of one case (repeatable); default: the cases of docs/benchmarks.md",
+    )
+    parser.add_argument("--repeats", type=int, default=3, help="harness runs per case; the median is reported")
+    parser.add_argument("--realtime", action="store_true", help="run the harness under SCHED_FIFO (chrt -f 50)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "kernel-ab")
+    args = parser.parse_args(argv)
+    executable = build_harness(args.a, args.b, args.build_dir)
+    prefix = ["chrt", "-f", "50"] if args.realtime else []
+    print(f"kernel a: {args.a}; kernel b: {args.b or 'working tree'}; median of {args.repeats} harness runs")
+    print("| case | a Mpoints/s | b Mpoints/s | b / a (each run) | bit-identical |")
+    print("|---|---:|---:|---|---|")
+    failed = False
+    for case in args.case or DEFAULT_CASES:
+        results = []
+        for _ in range(args.repeats):
+            completed = subprocess.run([*prefix, str(executable), *shlex.split(case)], text=True, capture_output=True)
+            if completed.returncode not in (0, 1) or not completed.stdout.strip():
+                raise SystemExit(f"harness failed on {case!r}: {completed.stderr.strip()}")
+            results.append(json.loads(completed.stdout))
+        identical = all(r["bit_identical"] for r in results)
+        failed = failed or not identical
+        ratios = ", ".join(f"{r['b_over_a']:.3f}" for r in results)
+        print(
+            f"| `{case}` | {statistics.median(r['a_mpoints_per_s'] for r in results):.0f} "
+            f"| {statistics.median(r['b_mpoints_per_s'] for r in results):.0f} "
+            f"| **{statistics.median(r['b_over_a'] for r in results):.3f}** ({ratios}) | {identical} |",
+            flush=True,
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
