@@ -14,7 +14,7 @@ from mpi4py import MPI
 
 import hybridfd as hf
 from hybridfd import tune
-from hybridfd.perfmodel import calibrate
+from hybridfd.perfmodel import Costs, Problem, calibrate, predict_all
 from hybridfd.perfmodel.store import StoreProblem, host_name
 
 REGISTRIES = {
@@ -117,6 +117,45 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
         and "flat" in hf.transport_support(t)["models"]
         and "double-buffered" in hf.transport_support(t)["schedules"]
     }
+
+
+def test_the_plan_ranks_the_pool_as_predict_ranks_each_candidate() -> None:
+    # plan() predicts the pool in one predict_all; ranked one candidate at a time with the
+    # scalar predict (tests/test_perfmodel_formula.py: the documented formula, row by
+    # row), the order and the seconds are the same, and so is the plan's shortlist.
+    costs = Costs(
+        latency=2e-6,
+        bandwidth=2e10,
+        compute_per_point=1.8e-9,
+        pack_per_byte=1.3e-10,
+        sync=7e-6,
+        cores=4,
+        ranks_per_host=2,
+        per_message=4e-7,
+    )
+    face = 24 * 24 * 2 * 8
+    whole = Problem(64, 24**3, 6 * face, 20**3, messages_per_batch=4, self_bytes_per_grid=4 * face)
+    plan = tune.plan(costs, whole, 3, REGISTRIES, trials=4, trial_grids=None, budget=None, job_grids=1000)
+    pool = tune.candidate_pool(plan.chunk, 3, tuple(REGISTRIES["model"]), tuple(REGISTRIES["schedule"]), "p2p")
+    assert len({c.threads for c in pool.candidates}) == 3  # flat's 1, then 2 and 3
+    problem = Problem(**{**whole.__dict__, "grids": plan.chunk})
+
+    def one(c: tune.Candidate) -> float:
+        return tune.predicted(costs, problem, c)
+
+    alone = tune.rank(list(pool.candidates), one)
+    together = tune.ranked(pool.candidates, predict_all(costs, problem, pool.settings), pool.batch, pool.slope)
+    assert [c for c, _ in together] == [c for c, _ in alone]
+    assert [p for _, p in together] == pytest.approx([p for _, p in alone], rel=1e-14)
+    expected = tune.shortlist(alone, 4)[:4]
+    assert [c for c, _ in plan.shortlist] == [c for c, _ in expected]
+    assert [p for _, p in plan.shortlist] == pytest.approx([p for _, p in expected], rel=1e-14)
+
+
+def test_ties_go_to_the_larger_batch_then_the_smaller_slope() -> None:
+    candidates = [c for c in pool(8, 1) if c.schedule == "double-buffered"]
+    order = [(c.batch, c.slope) for c, _ in tune.rank(candidates, lambda c: 1.0)]
+    assert order == sorted(order, key=lambda bn: (-bn[0], bn[1]))
 
 
 def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None:

@@ -53,7 +53,7 @@ from hybridfd._collective import agree
 from hybridfd._core import transport_support
 from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
-from hybridfd.perfmodel.predict import Costs, Problem, predict, problem_of
+from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, problem_of
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
 FORMAT = "hybridfd-tune/1"
@@ -202,12 +202,53 @@ def trial_chunk(grids: int, seconds_per_grid: float) -> int:
     return min(top, max(MIN_TRIAL_GRIDS, power))
 
 
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """A pool of :func:`candidates` and the same settings as the model's columns
+    (:class:`~hybridfd.perfmodel.predict.Settings`), so that :func:`plan` predicts them
+    all in one :func:`~hybridfd.perfmodel.predict.predict_all`; made once per problem
+    in a process (:func:`candidate_pool`)."""
+
+    candidates: tuple[Candidate, ...]
+    settings: Settings
+    batch: np.ndarray
+    slope: np.ndarray
+
+
+@functools.lru_cache(maxsize=16)
+def candidate_pool(
+    grids: int, max_threads: int, models: tuple[str, ...], schedules: tuple[str, ...], transport: str
+) -> Pool:
+    """The :class:`Pool` of :func:`candidates` for ``grids`` grids (labelled with
+    :func:`presets`); cached, as every tuning of the same chunk asks for the same one."""
+    pool = tuple(
+        candidates(grids, max_threads, models=models, schedules=schedules, transport=transport, approaches=presets())
+    )
+    settings = Settings(
+        tuple(c.model for c in pool),
+        tuple(c.schedule for c in pool),
+        tuple(c.batch for c in pool),
+        tuple(c.slope for c in pool),
+        tuple(c.threads for c in pool),
+    )
+    return Pool(pool, settings, np.array(settings.batch), np.array(settings.slope))
+
+
 def rank(candidates: Sequence[Candidate], cost: Callable[[Candidate], float]) -> list[tuple[Candidate, float]]:
-    """Candidates with their predicted cost, cheapest first. Ties go to the larger batch
-    (fewer messages: each costs CPU time to post that the model does not count), then
-    to the smaller slope, then to the given order."""
-    scored = [(c, float(cost(c))) for c in candidates]
-    return sorted(scored, key=lambda pair: (pair[1], -pair[0].batch, pair[0].slope))
+    """Candidates with their predicted cost (``cost`` of each), cheapest first; ties as
+    :func:`ranked`."""
+    scores = np.array([float(cost(c)) for c in candidates])
+    return ranked(candidates, scores, np.array([c.batch for c in candidates]), np.array([c.slope for c in candidates]))
+
+
+def ranked(
+    candidates: Sequence[Candidate], scores: np.ndarray, batch: np.ndarray, slope: np.ndarray
+) -> list[tuple[Candidate, float]]:
+    """(candidate, score), cheapest first, from arrays of their scores, batches and slopes.
+    Ties go to the larger batch (fewer messages: each costs CPU time to post that the
+    model does not count), then to the smaller slope, then to the given order."""
+    order = np.lexsort((slope, -batch, scores)) if len(candidates) else []
+    return [(candidates[i], float(scores[i])) for i in np.asarray(order, dtype=int).tolist()]
 
 
 def shortlist(ranked: Sequence[tuple[Candidate, float]], trials: int) -> list[tuple[Candidate, float]]:
@@ -548,15 +589,11 @@ def plan(
     else:
         chunk = min(grids, trial_grids)
     problem = replace(whole, grids=chunk)
-    pool = candidates(
-        chunk,
-        threads,
-        models=registries["model"],
-        schedules=registries["schedule"],
-        transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
-        approaches=presets(),
-    )
-    chosen = shortlist(rank(pool, lambda c: predicted(costs, problem, c)), trials)[:trials]
+    transport = "p2p" if "p2p" in registries["transport"] else registries["transport"][0]
+    pool = candidate_pool(chunk, threads, tuple(registries["model"]), tuple(registries["schedule"]), transport)
+    # Every candidate at once: one evaluation of the model over the pool's columns.
+    scores = predict_all(costs, problem, pool.settings)
+    chosen = shortlist(ranked(pool.candidates, scores, pool.batch, pool.slope), trials)[:trials]
     if budget is None:
         budget = BUDGET_SHARE * job_grids * chosen[0][1] / chunk
     return Plan(chunk, chosen, float(budget))
