@@ -144,7 +144,7 @@ def test_the_plan_ranks_the_pool_as_predict_ranks_each_candidate() -> None:
         return tune.predicted(costs, problem, c)
 
     alone = tune.rank(list(pool.candidates), one)
-    together = tune.ranked(pool.candidates, predict_all(costs, problem, pool.settings), pool.batch, pool.slope)
+    together = list(tune.ranked(pool.candidates, predict_all(costs, problem, pool.settings), pool.batch, pool.slope))
     assert [c for c, _ in together] == [c for c, _ in alone]
     assert [p for _, p in together] == pytest.approx([p for _, p in alone], rel=1e-14)
     expected = tune.shortlist(alone, 4)[:4]

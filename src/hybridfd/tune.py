@@ -42,7 +42,7 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Generator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -213,6 +213,7 @@ class Pool:
     settings: Settings
     batch: np.ndarray
     slope: np.ndarray
+    index: dict[tuple[str, str, int, int, int], int]  # (model, schedule, batch, slope, threads) -> row
 
 
 @functools.lru_cache(maxsize=16)
@@ -231,39 +232,50 @@ def candidate_pool(
         tuple(c.slope for c in pool),
         tuple(c.threads for c in pool),
     )
-    return Pool(pool, settings, np.array(settings.batch), np.array(settings.slope))
+    index = {(c.model, c.schedule, c.batch, c.slope, c.threads): row for row, c in enumerate(pool)}
+    return Pool(pool, settings, np.array(settings.batch), np.array(settings.slope), index)
 
 
 def rank(candidates: Sequence[Candidate], cost: Callable[[Candidate], float]) -> list[tuple[Candidate, float]]:
     """Candidates with their predicted cost (``cost`` of each), cheapest first; ties as
     :func:`ranked`."""
     scores = np.array([float(cost(c)) for c in candidates])
-    return ranked(candidates, scores, np.array([c.batch for c in candidates]), np.array([c.slope for c in candidates]))
+    return list(
+        ranked(candidates, scores, np.array([c.batch for c in candidates]), np.array([c.slope for c in candidates]))
+    )
 
 
 def ranked(
     candidates: Sequence[Candidate], scores: np.ndarray, batch: np.ndarray, slope: np.ndarray
-) -> list[tuple[Candidate, float]]:
-    """(candidate, score), cheapest first, from arrays of their scores, batches and slopes.
-    Ties go to the larger batch (fewer messages: each costs CPU time to post that the
-    model does not count), then to the smaller slope, then to the given order."""
-    order = np.lexsort((slope, -batch, scores)) if len(candidates) else []
-    return [(candidates[i], float(scores[i])) for i in np.asarray(order, dtype=int).tolist()]
+) -> Iterator[tuple[Candidate, float]]:
+    """(candidate, score), cheapest first, from arrays of their scores, batches and slopes,
+    made as they are read. Ties go to the larger batch (fewer messages: each costs CPU
+    time to post that the model does not count), then to the smaller slope, then to the
+    given order."""
+    order = np.lexsort((slope, -batch, scores)).tolist() if len(candidates) else []
+    return ((candidates[i], float(scores[i])) for i in order)
 
 
-def shortlist(ranked: Sequence[tuple[Candidate, float]], trials: int) -> list[tuple[Candidate, float]]:
-    """``ranked`` reordered for trials: first the best of each (model, schedule, threads)
-    family, in ranked order, for half the trials (rounded up), so a model error that
-    favours one family is caught by measuring others; then the rest in ranked order."""
+def shortlist(ranked: Iterable[tuple[Candidate, float]], trials: int) -> list[tuple[Candidate, float]]:
+    """The ``trials`` candidates to measure, from ``ranked`` (cheapest first): first the
+    best of each (model, schedule, threads) family, in ranked order, for half the trials
+    (rounded up), so a model error that favours one family is caught by measuring
+    others; then the rest in ranked order. Reads ``ranked`` only as far as it must (the
+    tuner passes its pool's ranking as a generator)."""
+    half = (trials + 1) // 2
     first: list[tuple[Candidate, float]] = []
+    rest: list[tuple[Candidate, float]] = []
     families = set()
     for pair in ranked:
         family = (pair[0].model, pair[0].schedule, pair[0].threads)
-        if family not in families and len(first) < (trials + 1) // 2:
+        if family not in families and len(first) < half:
             families.add(family)
             first.append(pair)
-    chosen = {id(pair) for pair in first}
-    return first + [pair for pair in ranked if id(pair) not in chosen]
+        elif len(rest) < trials:
+            rest.append(pair)
+        if len(first) == half and len(rest) >= trials - half:
+            break
+    return (first + rest)[:trials]
 
 
 @dataclass
@@ -583,16 +595,27 @@ def plan(
     ``trials`` of :func:`shortlist`, and the budget: ``budget`` seconds, else
     BUDGET_SHARE of the model's time for ``job_grids`` grids at its best setting."""
     grids = whole.grids
-    if trial_grids is None:
-        typical = predict(costs, whole, model="flat", schedule="double-buffered", batch=min(16, grids), slope=0)
-        chunk = trial_chunk(grids, typical / grids)
-    else:
-        chunk = min(grids, trial_grids)
-    problem = replace(whole, grids=chunk)
     transport = "p2p" if "p2p" in registries["transport"] else registries["transport"][0]
-    pool = candidate_pool(chunk, threads, tuple(registries["model"]), tuple(registries["schedule"]), transport)
-    # Every candidate at once: one evaluation of the model over the pool's columns.
-    scores = predict_all(costs, problem, pool.settings)
+    models, schedules = tuple(registries["model"]), tuple(registries["schedule"])
+
+    def scored(count: int) -> tuple[Pool, np.ndarray]:
+        # Every candidate at once: one evaluation of the model over the pool's columns.
+        pool = candidate_pool(count, threads, models, schedules, transport)
+        return pool, predict_all(costs, whole if count == grids else replace(whole, grids=count), pool.settings)
+
+    chunk = grids if trial_grids is None else min(grids, trial_grids)
+    pool, scores = scored(chunk)
+    if trial_grids is None:
+        # The typical apply is in the pool of G grids, which is the chunk's pool where
+        # the chunk is G (small grids, where the ranking's time counts).
+        row = pool.index.get(("flat", "double-buffered", min(16, grids), 0, 1))
+        if row is None:
+            typical = predict(costs, whole, model="flat", schedule="double-buffered", batch=min(16, grids), slope=0)
+        else:
+            typical = float(scores[row])
+        chunk = trial_chunk(grids, typical / grids)
+        if chunk != grids:
+            pool, scores = scored(chunk)
     chosen = shortlist(ranked(pool.candidates, scores, pool.batch, pool.slope), trials)[:trials]
     if budget is None:
         budget = BUDGET_SHARE * job_grids * chosen[0][1] / chunk
