@@ -559,6 +559,40 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
     assert set(decision.parts) >= {"operators", "chunks", "decisions"}
 
 
+def test_a_finished_tuning_is_freed_without_the_garbage_collector(tmp_path) -> None:
+    # The winner's Operator lives in the Tuning until it is freed; were the Tuning in a
+    # reference cycle, it would be freed whenever the collector ran, at a different
+    # moment on each rank, and an Operator of a one-sided transport frees its window
+    # collectively. Reference counting alone must free it.
+    import gc
+
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "budget": 1.0}
+    a = dec.zeros(8)
+    out = np.empty_like(a)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+        for _ in range(100):
+            op.apply(a, out)
+            if op.config["approach_source"] is not None:
+                break
+        assert op.config["approach_source"] == "tuner"
+        del op
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage if isinstance(o, (tune.Tuning, hf.Operator))]
+        assert left == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
 def resident_bytes() -> int:
     import os
 

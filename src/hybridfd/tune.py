@@ -42,6 +42,7 @@ import os
 import statistics
 import sys
 import time
+import weakref
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -53,7 +54,7 @@ from hybridfd._collective import agree
 from hybridfd._core import transport_support
 from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
-from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, problem_of
+from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, slowest_problem
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
 FORMAT = "hybridfd-tune/1"
@@ -726,9 +727,27 @@ class Tuning:
         # decisions (the races' reductions and broadcasts).
         self.parts: dict[str, float] = {}
         self._unbudgeted = 0.0  # a quick calibration's seconds: they come on top of the budget
-        # The rank with the most points (then halo bytes) sets the pace of a collective apply.
-        problems = comm.gather(problem_of(decomposition, stencil.radius, int(grids)), root=0)
-        whole = max(problems, key=lambda p: (p.points, p.bytes_per_grid)) if root else None
+        whole, costs, mark = None, None, began
+
+        def planned() -> tuple:
+            """Rank 0: the plan's message (see :func:`plan`), and its transport share."""
+            the_plan = plan(
+                costs,
+                whole,
+                threads,
+                registries,
+                trials=trials,
+                trial_grids=trial_grids,
+                budget=budget,
+                job_grids=job_grids,
+            )
+            problem = replace(whole, grids=the_plan.chunk)
+            self._transport_share = lambda c: transport_share(costs, problem, c)
+            return ("plan", the_plan, self._status)
+
+        # Rank 0 alone looks up, calibrates and ranks, then sends the others one message:
+        # the cache's answer, the plan, or (no usable calibration file) a call to a quick
+        # calibration on every rank, after which the plan follows in a second one.
         message = None
         if root:
             entry, status = cache_lookup(self._path, self._key, registries) if self._path else (None, "no cache")
@@ -736,6 +755,10 @@ class Tuning:
             if entry is not None:
                 message = ("cache", entry, status, time.perf_counter() - began)
             else:
+                # The rank with the most points (then halo bytes) sets the pace of a
+                # collective apply; every rank's box is known here (no gather).
+                whole = slowest_problem(decomposition, stencil.radius, int(grids))
+                mark = self._charge("setup", mark)
                 try:
                     costs = _file_costs(calibration, comm.Get_size(), decomposition.domain.dtype, whole.points)
                     note = "calibration file" if costs else "no calibration file: quick calibration"
@@ -745,8 +768,10 @@ class Tuning:
                 mark = self._charge("calibration", mark)
                 if costs is None:
                     message = ("calibrate", max(4, round(whole.points ** (1 / 3))), self._status)
+                else:
+                    message = planned()
         message = comm.bcast(message, root=0)
-        if message and message[0] == "cache":
+        if message[0] == "cache":
             _, entry, status, seconds = message
             self.decision = Decision(
                 Candidate(**entry["choice"]),
@@ -757,7 +782,7 @@ class Tuning:
                 cache_status=status,
             )
             return
-        if message:  # no usable calibration file: a quick one, made now by every rank
+        if message[0] == "calibrate":  # no usable calibration file: a quick one, made now by every rank
             _, edge, self._status = message
             mark = time.perf_counter()
             dtype = decomposition.domain.dtype
@@ -768,21 +793,8 @@ class Tuning:
             self._unbudgeted = -mark
             mark = self._charge("calibration", mark)
             self._unbudgeted += mark
-        message = None
-        if root:
-            message = plan(
-                costs,
-                whole,
-                threads,
-                registries,
-                trials=trials,
-                trial_grids=trial_grids,
-                budget=budget,
-                job_grids=job_grids,
-            )
-            problem = replace(whole, grids=message.chunk)
-            self._transport_share = lambda c: transport_share(costs, problem, c)
-        the_plan, self._status = comm.bcast((message, self._status) if root else None, root=0)
+            message = comm.bcast(planned() if root else None, root=0)
+        _, the_plan, self._status = message
         if not root:
             self._transport_share = lambda c: 0.0  # only rank 0's is asked
         self.chunk = the_plan.chunk
@@ -796,7 +808,13 @@ class Tuning:
         warm_up = self.chunk < int(grids)
         self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in the_plan.shortlist]
         self._fastest = the_plan.shortlist[0][1]  # seconds per chunk: the model's until measured
-        self._budget = Budget(the_plan.budget, self._overhead)
+        # Through a weak reference: a bound method would make a cycle that keeps a
+        # finished Tuning, and the winner's Operator it holds, alive until the garbage
+        # collector runs, at a different moment on each rank, and freeing an Operator of
+        # a one-sided transport frees its window, a collective (a deadlock seen in
+        # tests/mpi/test_tune.py).
+        tuning = weakref.ref(self)
+        self._budget = Budget(the_plan.budget, lambda: tuning()._overhead())
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
         self._refusal = ""  # why the first refused candidate was refused

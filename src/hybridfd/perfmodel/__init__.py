@@ -6,7 +6,16 @@ packing costs on this machine; :func:`predict` turns them into seconds per apply
 """
 
 from hybridfd.perfmodel.formula import batch_sizes, batch_table, schedule_wait_time, wait_time
-from hybridfd.perfmodel.predict import Costs, Problem, Settings, halo_bytes_per_grid, predict, predict_all, problem_of
+from hybridfd.perfmodel.predict import (
+    Costs,
+    Problem,
+    Settings,
+    halo_bytes_per_grid,
+    predict,
+    predict_all,
+    problem_of,
+    slowest_problem,
+)
 
 __all__ = [
     "Costs",
@@ -19,5 +28,6 @@ __all__ = [
     "predict_all",
     "problem_of",
     "schedule_wait_time",
+    "slowest_problem",
     "wait_time",
 ]

@@ -10,6 +10,7 @@ rank's box (:class:`Problem`).
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -89,26 +90,70 @@ def halo_bytes_per_grid(extent: tuple[int, int, int], radius: int, itemsize: int
     return sum(face_points[axis] * radius * itemsize * sum(map(bool, exchanges[axis])) for axis in range(3))
 
 
+def _box_problem(extent: tuple, radius: int, itemsize: int, exchanges: tuple, to_itself: tuple, grids: int) -> Problem:
+    """The :class:`Problem` of a box of ``extent`` whose faces exchange where
+    ``exchanges[axis]`` (lower, upper) says so, with the rank itself where ``to_itself``
+    does."""
+    return Problem(
+        grids=int(grids),
+        points=math.prod(extent),
+        bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
+        interior_points=math.prod(max(n - 2 * radius, 0) for n in extent),
+        # Faces to the rank itself are copied, not sent.
+        messages_per_batch=2
+        * sum(
+            exchange and not itself
+            for axis in range(3)
+            for exchange, itself in zip(exchanges[axis], to_itself[axis], strict=True)
+        ),
+        self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
+    )
+
+
 def problem_of(decomposition: object, radius: int, grids: int) -> Problem:
     """The :class:`Problem` of this rank in ``decomposition`` (a hybridfd.Decomposition)."""
     from mpi4py import MPI
 
-    extent = decomposition.box().extent
     own = decomposition.comm.Get_rank()
     neighbours = [decomposition.neighbours(axis) for axis in range(3)]
     exchanges = tuple(tuple(rank != MPI.PROC_NULL for rank in pair) for pair in neighbours)
     to_itself = tuple(tuple(rank == own for rank in pair) for pair in neighbours)
     itemsize = np.dtype(decomposition.domain.dtype).itemsize
-    interior = math.prod(max(n - 2 * radius, 0) for n in extent)
-    return Problem(
-        grids=int(grids),
-        points=math.prod(extent),
-        bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
-        interior_points=interior,
-        # Faces to the rank itself are copied, not sent.
-        messages_per_batch=2 * sum(rank not in (MPI.PROC_NULL, own) for pair in neighbours for rank in pair),
-        self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
+    return _box_problem(decomposition.box().extent, radius, itemsize, exchanges, to_itself, grids)
+
+
+def slowest_problem(decomposition: object, radius: int, grids: int) -> Problem:
+    """The :class:`Problem` of the rank that sets a collective apply's pace: the most
+    points, then the most halo bytes, then messages (the :func:`problem_of` of some rank).
+
+    Local, no message: a box's extent and which of its faces exchange, and whether with
+    the rank itself, depend on its position along each axis alone (the cuts, the
+    process grid and the periodicity), so the boxes' problems are those of the
+    combinations of each axis' kinds of position, a handful whatever the rank count.
+    """
+    grid, periodic, splits = decomposition.grid, decomposition.domain.periodic, decomposition.splits
+    kinds = [
+        {
+            (splits[axis][c + 1] - splits[axis][c], periodic[axis] or c > 0, periodic[axis] or c < grid[axis] - 1)
+            for c in range(grid[axis])
+        }
+        for axis in range(3)
+    ]
+    # A periodic axis of one box: both faces are the rank's own other end.
+    to_itself = tuple((periodic[axis] and grid[axis] == 1,) * 2 for axis in range(3))
+    itemsize = np.dtype(decomposition.domain.dtype).itemsize
+    problems = (
+        _box_problem(
+            tuple(kind[0] for kind in combination),
+            radius,
+            itemsize,
+            tuple(kind[1:] for kind in combination),
+            to_itself,
+            grids,
+        )
+        for combination in itertools.product(*(sorted(k) for k in kinds))
     )
+    return max(problems, key=lambda p: (p.points, p.bytes_per_grid, p.messages_per_batch))
 
 
 # What each schedule overlaps (cpp/src/schedules/): serial-dims exchanges x, y, z in turn
