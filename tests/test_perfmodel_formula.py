@@ -234,11 +234,15 @@ def documented(
     remote = problem.bytes_per_grid - problem.self_bytes_per_grid
     B = costs.bandwidth / remote if remote else math.inf
     l = costs.latency if remote else 0.0  # noqa: E741 (the paper's l)
+    # Overlapping schedules: Fig. 5.2 with the share h of each transfer that moves while
+    # computing (bandwidth B/h), the rest, (1 - h) s/B per batch, paid in the wait.
+    h = costs.hidden_share
+    unhidden = (1 - h) * grids / B
     if schedule == "double-buffered":
-        waiting = schedule_wait_time(l, B, per_grid, sizes)
+        waiting = schedule_wait_time(l, B / h if h else math.inf, per_grid, sizes) + unhidden
     elif schedule == "overlap":
         share = problem.interior_points / problem.points
-        waiting = sum(max(0.0, l + s / B - per_grid * share * s) for s in sizes)
+        waiting = sum(max(0.0, l + h * s / B - per_grid * share * s) for s in sizes) + unhidden
     else:
         waiting = sum((3 if schedule == "serial-dims" else 1) * l + s / B for s in sizes)
     packing = costs.pack_per_byte * remote * grids
@@ -257,7 +261,7 @@ RAGGED = Problem(
     messages_per_batch=8,
     self_bytes_per_grid=2 * 24 * 24 * 2 * 8,
 )
-BUSY = Costs(**{**COSTS.__dict__, "ranks_per_host": 3, "per_message": 4e-7})
+BUSY = Costs(**{**COSTS.__dict__, "ranks_per_host": 3, "per_message": 4e-7, "hidden_share": 0.3})
 MODELS = ("flat", "multiple", "masteronly", "masteronly-threaded-comm", "funneled-overlap")
 SCHEDULES = ("serial-dims", "all-dims", "double-buffered", "overlap")
 
@@ -292,3 +296,30 @@ def test_settings_need_columns_of_one_length_and_threads() -> None:
     assert predict_all(COSTS, Problem(0, 8, 8, 0), Settings(("flat",), ("overlap",), (2,), (1,), (1,))).tolist() == [
         0.0
     ]
+
+
+def test_without_progress_double_buffering_waits_as_long_as_all_dims() -> None:
+    # No latency and a network that moves nothing while the rank computes (h = 0): every
+    # batch's transfer is paid in its wait, so double-buffering (sloped or not) and
+    # overlap wait exactly as long as all-dims, s/B per grid; h = 1 hides all but the
+    # first batch's.
+    costs = Costs(**{**COSTS.__dict__, "latency": 0.0, "hidden_share": 0.0})
+    exposed = predict(costs, PROBLEM, model="flat", schedule="all-dims", batch=8, slope=0)
+    for schedule, slope in (("double-buffered", 0), ("double-buffered", 2), ("overlap", 0)):
+        got = predict(costs, PROBLEM, model="flat", schedule=schedule, batch=8, slope=slope)
+        messages = costs.per_message * PROBLEM.messages_per_batch * (len(batch_sizes(64, 8, slope)) - 8)
+        assert got == pytest.approx(exposed + messages, rel=1e-12)
+    # A fast link (8 grids' compute covers 8 grids' transfer): h = 1 waits for the first
+    # batch only, h = 0 for all of them.
+    fast = {**costs.__dict__, "bandwidth": 1e11}
+    transfer = PROBLEM.bytes_per_grid / 1e11
+    base = predict(Costs(**fast), PROBLEM, model="flat", schedule="all-dims", batch=8, slope=0) - 64 * transfer
+    for share, waited in ((1.0, 8 * transfer), (0.0, 64 * transfer), (0.5, 8 * transfer + 0.5 * 56 * transfer)):
+        costs = Costs(**{**fast, "hidden_share": share})
+        got = predict(costs, PROBLEM, model="flat", schedule="double-buffered", batch=8, slope=0)
+        assert got == pytest.approx(base + waited, rel=1e-12), share
+
+
+def test_the_hidden_share_is_a_share() -> None:
+    with pytest.raises(ValueError, match="hidden_share must be a number in \\[0, 1\\], got 1.5"):
+        Costs(**{**COSTS.__dict__, "hidden_share": 1.5})

@@ -477,6 +477,9 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     costs = calibrate.costs(entry, "float64", 80**3)
     assert costs.compute_per_point == 2e-9  # 80 is nearer 96 than 24 on a log scale
     assert costs.per_message == 3e-7
+    # A file from before the hidden share was measured keeps Fig. 5.2's assumption.
+    assert costs.hidden_share == 1.0
+    assert calibrate.costs({**entry, "hidden_share": 0.25}, "float64", 80**3).hidden_share == 0.25
     with pytest.raises(ValueError, match="no compute time for dtype 'complex128'"):
         calibrate.costs(entry, "complex128", 10)
     data = json.loads(path.read_text())
@@ -614,6 +617,12 @@ def test_an_operator_holds_message_buffers_only_for_faces_that_carry_messages() 
     a = np.random.default_rng(0).standard_normal(dec.local_shape(2))
     reference = hf.Operator(dec, stencil, "flat-original").apply(a)
     np.testing.assert_array_equal(op.apply(a), reference)
+
+
+def test_one_rank_hides_every_transfer() -> None:
+    # No partner, no message: the share stays Fig. 5.2's (the exchange is measured
+    # between ranks 0 and 1 only).
+    assert calibrate.hidden_share(MPI.COMM_SELF) == 1.0
 
 
 def test_hockney_fit_recovers_a_line() -> None:

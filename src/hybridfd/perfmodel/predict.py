@@ -34,7 +34,10 @@ class Costs:
     ``per_message`` CPU seconds one message costs the rank that posts and completes it
     (each send and each receive counts once): the cost Fig. 5.2 leaves out, which
     grows with the number of batches, not with their bytes, and which computation does
-    not hide because the same core pays it.
+    not hide because the same core pays it; ``hidden_share`` the share of a message's
+    transfer that moves while the rank computes without calling MPI (1: the network
+    progresses it by itself, as Fig. 5.2 assumes; 0: the MPI library moves it only inside
+    its calls, so an overlapping schedule without progress tests pays it in its wait).
     """
 
     latency: float
@@ -45,12 +48,15 @@ class Costs:
     cores: int
     ranks_per_host: int
     per_message: float = 0.0
+    hidden_share: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("latency", "compute_per_point", "pack_per_byte", "sync", "per_message"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"cost {name} must be a finite number >= 0, got {value!r}")
+        if not (isinstance(self.hidden_share, (int, float)) and 0 <= self.hidden_share <= 1):
+            raise ValueError(f"hidden_share must be a number in [0, 1], got {self.hidden_share!r}")
         if not (isinstance(self.bandwidth, (int, float)) and self.bandwidth > 0):
             raise ValueError(f"bandwidth must be > 0 bytes/s, got {self.bandwidth!r}")
         for name in ("cores", "ranks_per_host"):
@@ -271,7 +277,10 @@ def predict_all(costs: Costs, problem: Problem, settings: Settings) -> np.ndarra
     first batch in full, then ``max(0, l + s_k/B - C s_(k-1))``); ``overlap`` each
     batch's exchange less the compute of its own interior,
     ``max(0, l + s/B - C s interior/points)``; the others every exchange in full,
-    ``exchanges x l + s/B`` per batch. Then every grid's compute, one copy per halo byte
+    ``exchanges x l + s/B`` per batch. In the two overlapping schedules only the share
+    ``h`` (``costs.hidden_share``) of a transfer moves while the rank computes: B there
+    is B/h, and ``(1 - h) s/B`` of every batch is paid in its wait (h = 1, the paper's
+    network that progresses messages by itself, is Fig. 5.2 exactly). Then every grid's compute, one copy per halo byte
     to another rank (packing), the CPU cost of every message (``per_message`` x
     messages per batch x batches) and the team synchronisations. All rows at once, in
     one expression per term (the tuner ranks its whole pool so).
@@ -288,8 +297,13 @@ def predict_all(costs: Costs, problem: Problem, settings: Settings) -> np.ndarra
     latency = costs.latency if remote else 0.0
     # Seconds of compute that hide an exchange, per hiding grid (overlap: its interior).
     hiding = per_grid_compute * (rows.hidden - (1.0 - problem.interior_points / problem.points) * rows.overlap)
-    waits = (latency * rows.exchanges)[:, None] + rows.sizes / grids_per_second - hiding[:, None] * rows.hiders
+    # Fig. 5.2 lets computation hide a batch's transfer; only the share that moves while
+    # the rank computes (hidden_share) can be hidden, the rest is paid in the wait.
+    exposed = (1.0 - costs.hidden_share) * rows.hidden
+    transfer = (1.0 - exposed) / grids_per_second
+    waits = (latency * rows.exchanges)[:, None] + transfer[:, None] * rows.sizes - hiding[:, None] * rows.hiders
     waiting = np.einsum("ij,ij->i", np.maximum(waits, 0.0, out=waits), rows.runs)
+    waiting += exposed * rows.grids / grids_per_second
     copying = costs.pack_per_byte * remote
     messaging = costs.per_message * problem.messages_per_batch
     return waiting + (per_grid_compute + copying) * rows.grids + messaging * rows.batches + costs.sync * rows.syncs
