@@ -4,9 +4,21 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
-from hybridfd.perfmodel import Costs, Problem, batch_sizes, halo_bytes_per_grid, predict, schedule_wait_time, wait_time
+from hybridfd.perfmodel import (
+    Costs,
+    Problem,
+    Settings,
+    batch_sizes,
+    batch_table,
+    halo_bytes_per_grid,
+    predict,
+    predict_all,
+    schedule_wait_time,
+    wait_time,
+)
 
 
 def test_hand_computed_slope_one() -> None:
@@ -105,6 +117,30 @@ def test_batch_sizes_follow_the_core() -> None:
         batch_sizes(10, 8, 4)
 
 
+@pytest.mark.parametrize("kind", ["geometric", "linear"])
+def test_batch_table_rows_are_the_batch_sizes(kind) -> None:
+    # Every (t, b, n) the core accepts up to t = 40, b = 9, in one table: each row,
+    # without its zero padding, is batch_sizes of the same arguments.
+    triples = [
+        (t, b, n) for t in range(41) for b in range(1, 10) for n in range(b if kind == "linear" else b.bit_length())
+    ]
+    t, b, n = (np.array(column) for column in zip(*triples, strict=True))
+    table = batch_table(t, b, n, kind)
+    for row, (grids, batch, slope) in zip(table, triples, strict=True):
+        sizes = batch_sizes(grids, batch, slope, kind)
+        assert row[: len(sizes)].tolist() == sizes
+        assert not row[len(sizes) :].any()
+
+
+def test_batch_table_refuses_what_batch_sizes_refuses() -> None:
+    with pytest.raises(ValueError, match="slope 4 \\(geometric\\) with batch 8"):
+        batch_table(np.array([10, 10]), np.array([8, 8]), np.array([3, 4]))
+    with pytest.raises(ValueError, match="slope 2 \\(linear\\) with batch 2"):
+        batch_table(10, 2, 2, "linear")
+    with pytest.raises(TypeError, match="batch size b must be ints"):
+        batch_table(10, 2.0, 0)
+
+
 def test_halo_bytes_per_grid() -> None:
     # Box (4, 5, 6), radius 2, float64: faces of 30, 24, 20 points, two each, x 2 x 8 bytes.
     every = ((True, True),) * 3
@@ -179,3 +215,111 @@ def test_costs_reject_bad_values() -> None:
         Costs(latency=-1, bandwidth=1, compute_per_point=0, pack_per_byte=0, sync=0, cores=1, ranks_per_host=1)
     with pytest.raises(ValueError, match="cost per_message must be a finite number >= 0, got nan"):
         Costs(**{**COSTS.__dict__, "per_message": float("nan")})
+
+
+def documented(
+    costs: Costs, problem: Problem, model: str, schedule: str, batch: int, slope: int, threads: int
+) -> float:
+    """predict_all's docstring, one setting at a time in plain Python: Fig. 5.2's
+    schedule_wait_time over the schedule's batch_sizes for double-buffered, each batch's
+    exchange less its interior's compute for overlap, every exchange in full otherwise;
+    plus compute, one copy per remote halo byte, the messages' CPU cost and the team's
+    synchronisations."""
+    per_grid = costs.compute_per_point * problem.points * max(1.0, costs.ranks_per_host * threads / costs.cores)
+    grids = math.ceil(problem.grids / threads) if model == "multiple" else problem.grids
+    workers = {"flat": 1, "multiple": 1, "funneled-overlap": max(threads - 1, 1)}.get(model, threads)
+    per_grid /= workers
+    sizes = batch_sizes(grids, batch, slope)
+    syncs = {"flat": 0, "multiple": 1}.get(model, len(sizes))
+    remote = problem.bytes_per_grid - problem.self_bytes_per_grid
+    B = costs.bandwidth / remote if remote else math.inf
+    l = costs.latency if remote else 0.0  # noqa: E741 (the paper's l)
+    # Overlapping schedules: Fig. 5.2 with the share h of each transfer that moves while
+    # computing (bandwidth B/h), the rest, (1 - h) s/B per batch, paid in the wait.
+    h = costs.hidden_share
+    unhidden = (1 - h) * grids / B
+    if schedule == "double-buffered":
+        waiting = schedule_wait_time(l, B / h if h else math.inf, per_grid, sizes) + unhidden
+    elif schedule == "overlap":
+        share = problem.interior_points / problem.points
+        waiting = sum(max(0.0, l + h * s / B - per_grid * share * s) for s in sizes) + unhidden
+    else:
+        waiting = sum((3 if schedule == "serial-dims" else 1) * l + s / B for s in sizes)
+    packing = costs.pack_per_byte * remote * grids
+    messaging = costs.per_message * problem.messages_per_batch * len(sizes)
+    return waiting + per_grid * grids + packing + messaging + costs.sync * syncs
+
+
+# Three ranks x up to three threads on four cores (oversubscribed from two threads on),
+# a third of the halo to the rank itself, 8 messages per batch; 37 grids, so that batches
+# and threads leave ragged ends.
+RAGGED = Problem(
+    grids=37,
+    points=24**3,
+    bytes_per_grid=6 * 24 * 24 * 2 * 8,
+    interior_points=20**3,
+    messages_per_batch=8,
+    self_bytes_per_grid=2 * 24 * 24 * 2 * 8,
+)
+BUSY = Costs(**{**COSTS.__dict__, "ranks_per_host": 3, "per_message": 4e-7, "hidden_share": 0.3})
+MODELS = ("flat", "multiple", "masteronly", "masteronly-threaded-comm", "funneled-overlap")
+SCHEDULES = ("serial-dims", "all-dims", "double-buffered", "overlap")
+
+
+@pytest.mark.parametrize(("costs", "problem"), [(COSTS, PROBLEM), (BUSY, RAGGED)])
+def test_every_row_is_the_documented_formula(costs, problem) -> None:
+    rows = [
+        (model, schedule, batch, slope, threads)
+        for model in MODELS
+        for schedule in SCHEDULES
+        for threads in (1, 2, 3)
+        for batch in (1, 2, 4, 8, 16, 32)
+        for slope in range(min(3, batch.bit_length() - 1) + 1)
+    ]
+    settings = Settings(*zip(*rows, strict=True))
+    got = predict_all(costs, problem, settings)
+    assert got.shape == (len(rows),)
+    for value, row in zip(got.tolist(), rows, strict=True):
+        assert value == pytest.approx(documented(costs, problem, *row), rel=1e-12), row
+        # One setting alone is the same row: predict is predict_all of one row (summed
+        # over fewer padding columns, so equal to the last bits).
+        model, schedule, batch, slope, threads = row
+        alone = predict(costs, problem, model=model, schedule=schedule, batch=batch, slope=slope, threads=threads)
+        assert alone == pytest.approx(value, rel=1e-14)  # the sum over fewer padding columns
+
+
+def test_settings_need_columns_of_one_length_and_threads() -> None:
+    with pytest.raises(ValueError, match="one length"):
+        Settings(("flat",), ("all-dims", "overlap"), (1,), (0,), (1,))
+    with pytest.raises(ValueError, match="threads must be at least 1, got 0"):
+        predict(COSTS, PROBLEM, model="flat", schedule="all-dims", batch=1, slope=0, threads=0)
+    assert predict_all(COSTS, Problem(0, 8, 8, 0), Settings(("flat",), ("overlap",), (2,), (1,), (1,))).tolist() == [
+        0.0
+    ]
+
+
+def test_without_progress_double_buffering_waits_as_long_as_all_dims() -> None:
+    # No latency and a network that moves nothing while the rank computes (h = 0): every
+    # batch's transfer is paid in its wait, so double-buffering (sloped or not) and
+    # overlap wait exactly as long as all-dims, s/B per grid; h = 1 hides all but the
+    # first batch's.
+    costs = Costs(**{**COSTS.__dict__, "latency": 0.0, "hidden_share": 0.0})
+    exposed = predict(costs, PROBLEM, model="flat", schedule="all-dims", batch=8, slope=0)
+    for schedule, slope in (("double-buffered", 0), ("double-buffered", 2), ("overlap", 0)):
+        got = predict(costs, PROBLEM, model="flat", schedule=schedule, batch=8, slope=slope)
+        messages = costs.per_message * PROBLEM.messages_per_batch * (len(batch_sizes(64, 8, slope)) - 8)
+        assert got == pytest.approx(exposed + messages, rel=1e-12)
+    # A fast link (8 grids' compute covers 8 grids' transfer): h = 1 waits for the first
+    # batch only, h = 0 for all of them.
+    fast = {**costs.__dict__, "bandwidth": 1e11}
+    transfer = PROBLEM.bytes_per_grid / 1e11
+    base = predict(Costs(**fast), PROBLEM, model="flat", schedule="all-dims", batch=8, slope=0) - 64 * transfer
+    for share, waited in ((1.0, 8 * transfer), (0.0, 64 * transfer), (0.5, 8 * transfer + 0.5 * 56 * transfer)):
+        costs = Costs(**{**fast, "hidden_share": share})
+        got = predict(costs, PROBLEM, model="flat", schedule="double-buffered", batch=8, slope=0)
+        assert got == pytest.approx(base + waited, rel=1e-12), share
+
+
+def test_the_hidden_share_is_a_share() -> None:
+    with pytest.raises(ValueError, match="hidden_share must be a number in \\[0, 1\\], got 1.5"):
+        Costs(**{**COSTS.__dict__, "hidden_share": 1.5})

@@ -14,7 +14,7 @@ from mpi4py import MPI
 
 import hybridfd as hf
 from hybridfd import tune
-from hybridfd.perfmodel import calibrate
+from hybridfd.perfmodel import Costs, Problem, calibrate, predict_all
 from hybridfd.perfmodel.store import StoreProblem, host_name
 
 REGISTRIES = {
@@ -117,6 +117,45 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
         and "flat" in hf.transport_support(t)["models"]
         and "double-buffered" in hf.transport_support(t)["schedules"]
     }
+
+
+def test_the_plan_ranks_the_pool_as_predict_ranks_each_candidate() -> None:
+    # plan() predicts the pool in one predict_all; ranked one candidate at a time with the
+    # scalar predict (tests/test_perfmodel_formula.py: the documented formula, row by
+    # row), the order and the seconds are the same, and so is the plan's shortlist.
+    costs = Costs(
+        latency=2e-6,
+        bandwidth=2e10,
+        compute_per_point=1.8e-9,
+        pack_per_byte=1.3e-10,
+        sync=7e-6,
+        cores=4,
+        ranks_per_host=2,
+        per_message=4e-7,
+    )
+    face = 24 * 24 * 2 * 8
+    whole = Problem(64, 24**3, 6 * face, 20**3, messages_per_batch=4, self_bytes_per_grid=4 * face)
+    plan = tune.plan(costs, whole, 3, REGISTRIES, trials=4, trial_grids=None, budget=None, job_grids=1000)
+    pool = tune.candidate_pool(plan.chunk, 3, tuple(REGISTRIES["model"]), tuple(REGISTRIES["schedule"]), "p2p")
+    assert len({c.threads for c in pool.candidates}) == 3  # flat's 1, then 2 and 3
+    problem = Problem(**{**whole.__dict__, "grids": plan.chunk})
+
+    def one(c: tune.Candidate) -> float:
+        return tune.predicted(costs, problem, c)
+
+    alone = tune.rank(list(pool.candidates), one)
+    together = list(tune.ranked(pool.candidates, predict_all(costs, problem, pool.settings), pool.batch, pool.slope))
+    assert [c for c, _ in together] == [c for c, _ in alone]
+    assert [p for _, p in together] == pytest.approx([p for _, p in alone], rel=1e-14)
+    expected = tune.shortlist(alone, 4)[:4]
+    assert [c for c, _ in plan.shortlist] == [c for c, _ in expected]
+    assert [p for _, p in plan.shortlist] == pytest.approx([p for _, p in expected], rel=1e-14)
+
+
+def test_ties_go_to_the_larger_batch_then_the_smaller_slope() -> None:
+    candidates = [c for c in pool(8, 1) if c.schedule == "double-buffered"]
+    order = [(c.batch, c.slope) for c, _ in tune.rank(candidates, lambda c: 1.0)]
+    assert order == sorted(order, key=lambda bn: (-bn[0], bn[1]))
 
 
 def test_race_drops_the_clearly_beaten_then_stops_when_no_one_is_close() -> None:
@@ -438,6 +477,9 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     costs = calibrate.costs(entry, "float64", 80**3)
     assert costs.compute_per_point == 2e-9  # 80 is nearer 96 than 24 on a log scale
     assert costs.per_message == 3e-7
+    # A file from before the hidden share was measured keeps Fig. 5.2's assumption.
+    assert costs.hidden_share == 1.0
+    assert calibrate.costs({**entry, "hidden_share": 0.25}, "float64", 80**3).hidden_share == 0.25
     with pytest.raises(ValueError, match="no compute time for dtype 'complex128'"):
         calibrate.costs(entry, "complex128", 10)
     data = json.loads(path.read_text())
@@ -522,6 +564,40 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
     assert set(decision.parts) >= {"operators", "chunks", "decisions"}
 
 
+def test_a_finished_tuning_is_freed_without_the_garbage_collector(tmp_path) -> None:
+    # The winner's Operator lives in the Tuning until it is freed; were the Tuning in a
+    # reference cycle, it would be freed whenever the collector ran, at a different
+    # moment on each rank, and an Operator of a one-sided transport frees its window
+    # collectively. Reference counting alone must free it.
+    import gc
+
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "budget": 1.0}
+    a = dec.zeros(8)
+    out = np.empty_like(a)
+    gc.collect()
+    gc.disable()
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+        for _ in range(100):
+            op.apply(a, out)
+            if op.config["approach_source"] is not None:
+                break
+        assert op.config["approach_source"] == "tuner"
+        del op
+        gc.collect()
+        left = [type(o).__name__ for o in gc.garbage if isinstance(o, (tune.Tuning, hf.Operator))]
+        assert left == []
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+
+
 def resident_bytes() -> int:
     import os
 
@@ -543,6 +619,12 @@ def test_an_operator_holds_message_buffers_only_for_faces_that_carry_messages() 
     a = np.random.default_rng(0).standard_normal(dec.local_shape(2))
     reference = hf.Operator(dec, stencil, "flat-original").apply(a)
     np.testing.assert_array_equal(op.apply(a), reference)
+
+
+def test_one_rank_hides_every_transfer() -> None:
+    # No partner, no message: the share stays Fig. 5.2's (the exchange is measured
+    # between ranks 0 and 1 only).
+    assert calibrate.hidden_share(MPI.COMM_SELF) == 1.0
 
 
 def test_hockney_fit_recovers_a_line() -> None:

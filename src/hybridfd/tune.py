@@ -42,7 +42,8 @@ import os
 import statistics
 import sys
 import time
-from collections.abc import Callable, Generator, Sequence
+import weakref
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -53,7 +54,7 @@ from hybridfd._collective import agree
 from hybridfd._core import transport_support
 from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
-from hybridfd.perfmodel.predict import Costs, Problem, predict, problem_of
+from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, slowest_problem
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
 FORMAT = "hybridfd-tune/1"
@@ -202,27 +203,80 @@ def trial_chunk(grids: int, seconds_per_grid: float) -> int:
     return min(top, max(MIN_TRIAL_GRIDS, power))
 
 
+@dataclass(frozen=True, eq=False)
+class Pool:
+    """A pool of :func:`candidates` and the same settings as the model's columns
+    (:class:`~hybridfd.perfmodel.predict.Settings`), so that :func:`plan` predicts them
+    all in one :func:`~hybridfd.perfmodel.predict.predict_all`; made once per problem
+    in a process (:func:`candidate_pool`)."""
+
+    candidates: tuple[Candidate, ...]
+    settings: Settings
+    batch: np.ndarray
+    slope: np.ndarray
+    index: dict[tuple[str, str, int, int, int], int]  # (model, schedule, batch, slope, threads) -> row
+
+
+@functools.lru_cache(maxsize=16)
+def candidate_pool(
+    grids: int, max_threads: int, models: tuple[str, ...], schedules: tuple[str, ...], transport: str
+) -> Pool:
+    """The :class:`Pool` of :func:`candidates` for ``grids`` grids (labelled with
+    :func:`presets`); cached, as every tuning of the same chunk asks for the same one."""
+    pool = tuple(
+        candidates(grids, max_threads, models=models, schedules=schedules, transport=transport, approaches=presets())
+    )
+    settings = Settings(
+        tuple(c.model for c in pool),
+        tuple(c.schedule for c in pool),
+        tuple(c.batch for c in pool),
+        tuple(c.slope for c in pool),
+        tuple(c.threads for c in pool),
+    )
+    index = {(c.model, c.schedule, c.batch, c.slope, c.threads): row for row, c in enumerate(pool)}
+    return Pool(pool, settings, np.array(settings.batch), np.array(settings.slope), index)
+
+
 def rank(candidates: Sequence[Candidate], cost: Callable[[Candidate], float]) -> list[tuple[Candidate, float]]:
-    """Candidates with their predicted cost, cheapest first. Ties go to the larger batch
-    (fewer messages: each costs CPU time to post that the model does not count), then
-    to the smaller slope, then to the given order."""
-    scored = [(c, float(cost(c))) for c in candidates]
-    return sorted(scored, key=lambda pair: (pair[1], -pair[0].batch, pair[0].slope))
+    """Candidates with their predicted cost (``cost`` of each), cheapest first; ties as
+    :func:`ranked`."""
+    scores = np.array([float(cost(c)) for c in candidates])
+    return list(
+        ranked(candidates, scores, np.array([c.batch for c in candidates]), np.array([c.slope for c in candidates]))
+    )
 
 
-def shortlist(ranked: Sequence[tuple[Candidate, float]], trials: int) -> list[tuple[Candidate, float]]:
-    """``ranked`` reordered for trials: first the best of each (model, schedule, threads)
-    family, in ranked order, for half the trials (rounded up), so a model error that
-    favours one family is caught by measuring others; then the rest in ranked order."""
+def ranked(
+    candidates: Sequence[Candidate], scores: np.ndarray, batch: np.ndarray, slope: np.ndarray
+) -> Iterator[tuple[Candidate, float]]:
+    """(candidate, score), cheapest first, from arrays of their scores, batches and slopes,
+    made as they are read. Ties go to the larger batch (fewer messages: each costs CPU
+    time to post that the model does not count), then to the smaller slope, then to the
+    given order."""
+    order = np.lexsort((slope, -batch, scores)).tolist() if len(candidates) else []
+    return ((candidates[i], float(scores[i])) for i in order)
+
+
+def shortlist(ranked: Iterable[tuple[Candidate, float]], trials: int) -> list[tuple[Candidate, float]]:
+    """The ``trials`` candidates to measure, from ``ranked`` (cheapest first): first the
+    best of each (model, schedule, threads) family, in ranked order, for half the trials
+    (rounded up), so a model error that favours one family is caught by measuring
+    others; then the rest in ranked order. Reads ``ranked`` only as far as it must (the
+    tuner passes its pool's ranking as a generator)."""
+    half = (trials + 1) // 2
     first: list[tuple[Candidate, float]] = []
+    rest: list[tuple[Candidate, float]] = []
     families = set()
     for pair in ranked:
         family = (pair[0].model, pair[0].schedule, pair[0].threads)
-        if family not in families and len(first) < (trials + 1) // 2:
+        if family not in families and len(first) < half:
             families.add(family)
             first.append(pair)
-    chosen = {id(pair) for pair in first}
-    return first + [pair for pair in ranked if id(pair) not in chosen]
+        elif len(rest) < trials:
+            rest.append(pair)
+        if len(first) == half and len(rest) >= trials - half:
+            break
+    return (first + rest)[:trials]
 
 
 @dataclass
@@ -542,21 +596,28 @@ def plan(
     ``trials`` of :func:`shortlist`, and the budget: ``budget`` seconds, else
     BUDGET_SHARE of the model's time for ``job_grids`` grids at its best setting."""
     grids = whole.grids
+    transport = "p2p" if "p2p" in registries["transport"] else registries["transport"][0]
+    models, schedules = tuple(registries["model"]), tuple(registries["schedule"])
+
+    def scored(count: int) -> tuple[Pool, np.ndarray]:
+        # Every candidate at once: one evaluation of the model over the pool's columns.
+        pool = candidate_pool(count, threads, models, schedules, transport)
+        return pool, predict_all(costs, whole if count == grids else replace(whole, grids=count), pool.settings)
+
+    chunk = grids if trial_grids is None else min(grids, trial_grids)
+    pool, scores = scored(chunk)
     if trial_grids is None:
-        typical = predict(costs, whole, model="flat", schedule="double-buffered", batch=min(16, grids), slope=0)
+        # The typical apply is in the pool of G grids, which is the chunk's pool where
+        # the chunk is G (small grids, where the ranking's time counts).
+        row = pool.index.get(("flat", "double-buffered", min(16, grids), 0, 1))
+        if row is None:
+            typical = predict(costs, whole, model="flat", schedule="double-buffered", batch=min(16, grids), slope=0)
+        else:
+            typical = float(scores[row])
         chunk = trial_chunk(grids, typical / grids)
-    else:
-        chunk = min(grids, trial_grids)
-    problem = replace(whole, grids=chunk)
-    pool = candidates(
-        chunk,
-        threads,
-        models=registries["model"],
-        schedules=registries["schedule"],
-        transport="p2p" if "p2p" in registries["transport"] else registries["transport"][0],
-        approaches=presets(),
-    )
-    chosen = shortlist(rank(pool, lambda c: predicted(costs, problem, c)), trials)[:trials]
+        if chunk != grids:
+            pool, scores = scored(chunk)
+    chosen = shortlist(ranked(pool.candidates, scores, pool.batch, pool.slope), trials)[:trials]
     if budget is None:
         budget = BUDGET_SHARE * job_grids * chosen[0][1] / chunk
     return Plan(chunk, chosen, float(budget))
@@ -666,9 +727,27 @@ class Tuning:
         # decisions (the races' reductions and broadcasts).
         self.parts: dict[str, float] = {}
         self._unbudgeted = 0.0  # a quick calibration's seconds: they come on top of the budget
-        # The rank with the most points (then halo bytes) sets the pace of a collective apply.
-        problems = comm.gather(problem_of(decomposition, stencil.radius, int(grids)), root=0)
-        whole = max(problems, key=lambda p: (p.points, p.bytes_per_grid)) if root else None
+        whole, costs, mark = None, None, began
+
+        def planned() -> tuple:
+            """Rank 0: the plan's message (see :func:`plan`), and its transport share."""
+            the_plan = plan(
+                costs,
+                whole,
+                threads,
+                registries,
+                trials=trials,
+                trial_grids=trial_grids,
+                budget=budget,
+                job_grids=job_grids,
+            )
+            problem = replace(whole, grids=the_plan.chunk)
+            self._transport_share = lambda c: transport_share(costs, problem, c)
+            return ("plan", the_plan, self._status)
+
+        # Rank 0 alone looks up, calibrates and ranks, then sends the others one message:
+        # the cache's answer, the plan, or (no usable calibration file) a call to a quick
+        # calibration on every rank, after which the plan follows in a second one.
         message = None
         if root:
             entry, status = cache_lookup(self._path, self._key, registries) if self._path else (None, "no cache")
@@ -676,6 +755,10 @@ class Tuning:
             if entry is not None:
                 message = ("cache", entry, status, time.perf_counter() - began)
             else:
+                # The rank with the most points (then halo bytes) sets the pace of a
+                # collective apply; every rank's box is known here (no gather).
+                whole = slowest_problem(decomposition, stencil.radius, int(grids))
+                mark = self._charge("setup", mark)
                 try:
                     costs = _file_costs(calibration, comm.Get_size(), decomposition.domain.dtype, whole.points)
                     note = "calibration file" if costs else "no calibration file: quick calibration"
@@ -685,8 +768,10 @@ class Tuning:
                 mark = self._charge("calibration", mark)
                 if costs is None:
                     message = ("calibrate", max(4, round(whole.points ** (1 / 3))), self._status)
+                else:
+                    message = planned()
         message = comm.bcast(message, root=0)
-        if message and message[0] == "cache":
+        if message[0] == "cache":
             _, entry, status, seconds = message
             self.decision = Decision(
                 Candidate(**entry["choice"]),
@@ -697,7 +782,7 @@ class Tuning:
                 cache_status=status,
             )
             return
-        if message:  # no usable calibration file: a quick one, made now by every rank
+        if message[0] == "calibrate":  # no usable calibration file: a quick one, made now by every rank
             _, edge, self._status = message
             mark = time.perf_counter()
             dtype = decomposition.domain.dtype
@@ -708,21 +793,8 @@ class Tuning:
             self._unbudgeted = -mark
             mark = self._charge("calibration", mark)
             self._unbudgeted += mark
-        message = None
-        if root:
-            message = plan(
-                costs,
-                whole,
-                threads,
-                registries,
-                trials=trials,
-                trial_grids=trial_grids,
-                budget=budget,
-                job_grids=job_grids,
-            )
-            problem = replace(whole, grids=message.chunk)
-            self._transport_share = lambda c: transport_share(costs, problem, c)
-        the_plan, self._status = comm.bcast((message, self._status) if root else None, root=0)
+            message = comm.bcast(planned() if root else None, root=0)
+        _, the_plan, self._status = message
         if not root:
             self._transport_share = lambda c: 0.0  # only rank 0's is asked
         self.chunk = the_plan.chunk
@@ -736,7 +808,13 @@ class Tuning:
         warm_up = self.chunk < int(grids)
         self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in the_plan.shortlist]
         self._fastest = the_plan.shortlist[0][1]  # seconds per chunk: the model's until measured
-        self._budget = Budget(the_plan.budget, self._overhead)
+        # Through a weak reference: a bound method would make a cycle that keeps a
+        # finished Tuning, and the winner's Operator it holds, alive until the garbage
+        # collector runs, at a different moment on each rank, and freeing an Operator of
+        # a one-sided transport frees its window, a collective (a deadlock seen in
+        # tests/mpi/test_tune.py).
+        tuning = weakref.ref(self)
+        self._budget = Budget(the_plan.budget, lambda: tuning()._overhead())
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
         self._refusal = ""  # why the first refused candidate was refused

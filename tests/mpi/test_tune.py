@@ -72,6 +72,26 @@ def test_auto_matches_the_reference_then_comes_from_the_cache(comm, dtype, direc
         np.testing.assert_array_equal(again_out, flat)
 
 
+@pytest.mark.parametrize("grid", [(2, 1, 1), (1, 2, 1), (1, 1, 2)])
+@pytest.mark.parametrize("periodic", [(True, True, True), (False, True, False), (False, False, False)])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+def test_the_slowest_problem_is_known_without_a_gather(comm, grid, periodic, dtype):
+    # The tuner's rank 0 computes the pace-setting rank's problem from the cuts alone;
+    # it is the largest of every rank's own problem_of (uneven cuts: 9 points in two).
+    from hybridfd.perfmodel import problem_of, slowest_problem
+
+    dec = hf.Decomposition(hf.Domain((9, 8, 7), periodic=periodic, dtype=dtype), comm, grid=grid)
+    problems = comm.allgather(problem_of(dec, 2, 64))
+    expected = max(problems, key=lambda p: (p.points, p.bytes_per_grid, p.messages_per_batch))
+    assert slowest_problem(dec, 2, 64) == expected
+    split = comm.Split(comm.rank)  # one rank: periodic faces are its own
+    try:
+        alone = hf.Decomposition(hf.Domain((9, 8, 7), periodic=periodic, dtype=dtype), split)
+        assert slowest_problem(alone, 2, 64) == problem_of(alone, 2, 64)
+    finally:
+        split.Free()
+
+
 def test_all_ranks_agree_when_their_timings_differ(comm):
     candidates = tune.candidates(
         32, 1, models=["flat"], schedules=hf.schedule_names(), transport="p2p", approaches=tune.presets()

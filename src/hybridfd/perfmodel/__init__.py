@@ -5,16 +5,29 @@ total-time prediction built on it, and the machine calibration that feeds both.
 packing costs on this machine; :func:`predict` turns them into seconds per apply.
 """
 
-from hybridfd.perfmodel.formula import batch_sizes, schedule_wait_time, wait_time
-from hybridfd.perfmodel.predict import Costs, Problem, halo_bytes_per_grid, predict, problem_of
+from hybridfd.perfmodel.formula import batch_sizes, batch_table, schedule_wait_time, wait_time
+from hybridfd.perfmodel.predict import (
+    Costs,
+    Problem,
+    Settings,
+    halo_bytes_per_grid,
+    predict,
+    predict_all,
+    problem_of,
+    slowest_problem,
+)
 
 __all__ = [
     "Costs",
     "Problem",
+    "Settings",
     "batch_sizes",
+    "batch_table",
     "halo_bytes_per_grid",
     "predict",
+    "predict_all",
     "problem_of",
     "schedule_wait_time",
+    "slowest_problem",
     "wait_time",
 ]

@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from itertools import pairwise
 
+import numpy as np
+
 
 def _check(name: str, value: float, *, low: float, strict: bool = False, allow_inf: bool = False) -> float:
     try:
@@ -107,8 +109,8 @@ def batch_sizes(t: int, b: int, n: int, kind: str = "geometric") -> list[int]:
     if n > largest:
         raise ValueError(f"slope {n} ({kind}) with batch {b} makes the first batch smaller than one grid")
 
-    # The slope's batches, then whole batches of b, then the rest: built in one go, as
-    # the tuner asks for dozens of candidates at every tuning (b = 1 alone is t batches).
+    # The slope's batches, then whole batches of b, then the rest (the tuner's pools use
+    # batch_table, the same cut for many candidates at once).
     ramp = [b >> (n - i) if kind == "geometric" else b * (i + 1) // (n + 1) for i in range(n)]
     sizes: list[int] = []
     done = 0
@@ -140,3 +142,40 @@ def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> fl
     for previous, current in pairwise(sizes):
         total += max(0.0, l + current / B - C * previous)
     return total
+
+
+def batch_table(t: object, b: object, n: object, kind: str = "geometric") -> np.ndarray:
+    """:func:`batch_sizes` for many (t, b, n) at once: row k holds the grids per batch of
+    ``t[k]`` grids cut with batch ``b[k]`` and slope ``n[k]`` (arrays of ints, or one int
+    for all), in order, padded with zeros (a zero is a batch not run).
+
+    Batch j of the sequence is meant to hold ``raw_j`` grids (the slope's ramp, then b);
+    it holds what is left of t after the batches before it, at most ``raw_j``: that cuts
+    the slope short when t is small and leaves the rest in the last batch, as
+    :func:`batch_sizes` does. The tuner ranks dozens of candidates per tuning, so this is
+    built once per candidate pool, not once per candidate.
+    """
+    if kind not in ("geometric", "linear"):
+        raise ValueError(f"unknown slope kind {kind!r}; known: geometric, linear")
+    t, b, n = (np.asarray(v) for v in (t, b, n))
+    for name, value in (("total grids t", t), ("batch size b", b), ("slope n", n)):
+        if value.dtype.kind not in "iu":
+            raise TypeError(f"{name} must be ints (they count grids or steps), got {value.dtype}")
+    t, b, n = np.broadcast_arrays(t.astype(np.int64), b.astype(np.int64), n.astype(np.int64))
+    t, b, n = t.reshape(-1), b.reshape(-1), n.reshape(-1)
+    if (t < 0).any() or (b < 1).any() or (n < 0).any():
+        raise ValueError("t must be at least 0, b at least 1 and n at least 0 in every row")
+    smallest = b >> n if kind == "geometric" else b // (n + 1)  # the ramp's first batch
+    if (smallest < 1).any():
+        bad = int(np.argmax(smallest < 1))
+        raise ValueError(f"slope {n[bad]} ({kind}) with batch {b[bad]} makes the first batch smaller than one grid")
+    # Each batch holds at least one grid, so n + ceil(t/b) columns hold every sequence.
+    columns = int((n + -(-t // b)).max(initial=0))
+    j = np.arange(columns)[None, :]
+    ramp = j < n[:, None]
+    if kind == "geometric":
+        raw = np.where(ramp, b[:, None] >> np.maximum(n[:, None] - j, 0), b[:, None])
+    else:
+        raw = np.where(ramp, b[:, None] * (j + 1) // (n[:, None] + 1), b[:, None])
+    before = np.cumsum(raw, axis=1) - raw
+    return np.minimum(raw, np.maximum(t[:, None] - before, 0))

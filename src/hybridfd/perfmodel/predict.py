@@ -9,12 +9,15 @@ rank's box (:class:`Problem`).
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
-from hybridfd.perfmodel.formula import batch_sizes, schedule_wait_time
+from hybridfd.perfmodel.formula import batch_table
 
 
 @dataclass(frozen=True)
@@ -31,7 +34,10 @@ class Costs:
     ``per_message`` CPU seconds one message costs the rank that posts and completes it
     (each send and each receive counts once): the cost Fig. 5.2 leaves out, which
     grows with the number of batches, not with their bytes, and which computation does
-    not hide because the same core pays it.
+    not hide because the same core pays it; ``hidden_share`` the share of a message's
+    transfer that moves while the rank computes without calling MPI (1: the network
+    progresses it by itself, as Fig. 5.2 assumes; 0: the MPI library moves it only inside
+    its calls, so an overlapping schedule without progress tests pays it in its wait).
     """
 
     latency: float
@@ -42,12 +48,15 @@ class Costs:
     cores: int
     ranks_per_host: int
     per_message: float = 0.0
+    hidden_share: float = 1.0
 
     def __post_init__(self) -> None:
         for name in ("latency", "compute_per_point", "pack_per_byte", "sync", "per_message"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"cost {name} must be a finite number >= 0, got {value!r}")
+        if not (isinstance(self.hidden_share, (int, float)) and 0 <= self.hidden_share <= 1):
+            raise ValueError(f"hidden_share must be a number in [0, 1], got {self.hidden_share!r}")
         if not (isinstance(self.bandwidth, (int, float)) and self.bandwidth > 0):
             raise ValueError(f"bandwidth must be > 0 bytes/s, got {self.bandwidth!r}")
         for name in ("cores", "ranks_per_host"):
@@ -87,26 +96,70 @@ def halo_bytes_per_grid(extent: tuple[int, int, int], radius: int, itemsize: int
     return sum(face_points[axis] * radius * itemsize * sum(map(bool, exchanges[axis])) for axis in range(3))
 
 
+def _box_problem(extent: tuple, radius: int, itemsize: int, exchanges: tuple, to_itself: tuple, grids: int) -> Problem:
+    """The :class:`Problem` of a box of ``extent`` whose faces exchange where
+    ``exchanges[axis]`` (lower, upper) says so, with the rank itself where ``to_itself``
+    does."""
+    return Problem(
+        grids=int(grids),
+        points=math.prod(extent),
+        bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
+        interior_points=math.prod(max(n - 2 * radius, 0) for n in extent),
+        # Faces to the rank itself are copied, not sent.
+        messages_per_batch=2
+        * sum(
+            exchange and not itself
+            for axis in range(3)
+            for exchange, itself in zip(exchanges[axis], to_itself[axis], strict=True)
+        ),
+        self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
+    )
+
+
 def problem_of(decomposition: object, radius: int, grids: int) -> Problem:
     """The :class:`Problem` of this rank in ``decomposition`` (a hybridfd.Decomposition)."""
     from mpi4py import MPI
 
-    extent = decomposition.box().extent
     own = decomposition.comm.Get_rank()
     neighbours = [decomposition.neighbours(axis) for axis in range(3)]
     exchanges = tuple(tuple(rank != MPI.PROC_NULL for rank in pair) for pair in neighbours)
     to_itself = tuple(tuple(rank == own for rank in pair) for pair in neighbours)
     itemsize = np.dtype(decomposition.domain.dtype).itemsize
-    interior = math.prod(max(n - 2 * radius, 0) for n in extent)
-    return Problem(
-        grids=int(grids),
-        points=math.prod(extent),
-        bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
-        interior_points=interior,
-        # Faces to the rank itself are copied, not sent.
-        messages_per_batch=2 * sum(rank not in (MPI.PROC_NULL, own) for pair in neighbours for rank in pair),
-        self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
+    return _box_problem(decomposition.box().extent, radius, itemsize, exchanges, to_itself, grids)
+
+
+def slowest_problem(decomposition: object, radius: int, grids: int) -> Problem:
+    """The :class:`Problem` of the rank that sets a collective apply's pace: the most
+    points, then the most halo bytes, then messages (the :func:`problem_of` of some rank).
+
+    Local, no message: a box's extent and which of its faces exchange, and whether with
+    the rank itself, depend on its position along each axis alone (the cuts, the
+    process grid and the periodicity), so the boxes' problems are those of the
+    combinations of each axis' kinds of position, a handful whatever the rank count.
+    """
+    grid, periodic, splits = decomposition.grid, decomposition.domain.periodic, decomposition.splits
+    kinds = [
+        {
+            (splits[axis][c + 1] - splits[axis][c], periodic[axis] or c > 0, periodic[axis] or c < grid[axis] - 1)
+            for c in range(grid[axis])
+        }
+        for axis in range(3)
+    ]
+    # A periodic axis of one box: both faces are the rank's own other end.
+    to_itself = tuple((periodic[axis] and grid[axis] == 1,) * 2 for axis in range(3))
+    itemsize = np.dtype(decomposition.domain.dtype).itemsize
+    problems = (
+        _box_problem(
+            tuple(kind[0] for kind in combination),
+            radius,
+            itemsize,
+            tuple(kind[1:] for kind in combination),
+            to_itself,
+            grids,
+        )
+        for combination in itertools.product(*(sorted(k) for k in kinds))
     )
+    return max(problems, key=lambda p: (p.points, p.bytes_per_grid, p.messages_per_batch))
 
 
 # What each schedule overlaps (cpp/src/schedules/): serial-dims exchanges x, y, z in turn
@@ -114,6 +167,146 @@ def problem_of(decomposition: object, radius: int, grids: int) -> Problem:
 # double-buffered hides batch k+1's exchange behind batch k's computation (Fig. 5.2);
 # overlap hides a batch's own exchange behind its interior.
 EXCHANGES_PER_BATCH = {"serial-dims": 3, "all-dims": 1, "double-buffered": 1, "overlap": 1}
+# Models whose threads share every batch (one team synchronisation per batch).
+_UNTHREADED = ("flat", "multiple")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Settings to predict, as columns with one row each (model, schedule, batch, slope,
+    threads; one slope kind for all): what :func:`predict_all` evaluates at once. The
+    tuner ranks its whole candidate pool as one :class:`Settings`; :func:`predict` is one
+    row of it."""
+
+    model: tuple[str, ...]
+    schedule: tuple[str, ...]
+    batch: tuple[int, ...]
+    slope: tuple[int, ...]
+    threads: tuple[int, ...]
+    slope_kind: str = "geometric"
+
+    def __post_init__(self) -> None:
+        columns = ("model", "schedule", "batch", "slope", "threads")
+        for name in columns:  # tuples, so that a Settings is hashable (its batches are cached)
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        lengths = {len(getattr(self, name)) for name in columns}
+        if len(lengths) != 1:
+            raise ValueError(f"settings' columns must have one length, got lengths {sorted(lengths)}")
+        for t in self.threads:
+            if isinstance(t, bool) or not isinstance(t, (int, np.integer)) or t < 1:
+                raise ValueError(f"threads must be at least 1, got {t!r}")
+
+
+class _Rows(NamedTuple):
+    """What a :class:`Settings` implies for G grids whatever the machine's costs, per row:
+    the grids its schedule runs (``grids``: ceil(G/T) for ``multiple``, whose threads
+    each run their own), the threads sharing each grid's compute (``workers``), its
+    batches (``sizes``, a :func:`batch_table`; ``runs`` 1 where a batch runs) and their
+    number, its team synchronisations per apply, and its waiting formula as one shape
+    for every schedule: batch j waits ``max(0, exchanges x l + s_j/B - C x hiders_j)``,
+    where ``hiders`` are the grids whose compute hides its exchange: the previous batch
+    for double-buffered (none for the first), the batch's own for overlap (of which only
+    the interior counts, ``overlap`` rows), none for the others."""
+
+    threads: np.ndarray
+    grids: np.ndarray
+    workers: np.ndarray
+    sizes: np.ndarray
+    runs: np.ndarray
+    batches: np.ndarray
+    syncs: np.ndarray
+    exchanges: np.ndarray
+    hiders: np.ndarray
+    hidden: np.ndarray
+    overlap: np.ndarray
+
+
+@functools.lru_cache(maxsize=64)
+def _rows(settings: Settings, grids: int) -> _Rows:
+    """The cost-free part of :func:`predict_all`, made once per (settings, G): a tuning
+    ranks the same pool each time it runs in a process."""
+    threads = np.array(settings.threads, dtype=np.int64)
+    model = np.array(settings.model, dtype=object)
+    schedule = np.array(settings.schedule, dtype=object)
+    multiple = model == "multiple"
+    per_thread = np.where(multiple, -(-grids // threads), grids)
+    workers = np.where(
+        np.isin(model, _UNTHREADED), 1, np.where(model == "funneled-overlap", np.maximum(threads - 1, 1), threads)
+    )
+    sizes = batch_table(per_thread, np.array(settings.batch), np.array(settings.slope), settings.slope_kind)
+    sizes = sizes.astype(float)
+    runs = (sizes > 0).astype(float)
+    batches = runs.sum(axis=1)
+    syncs = np.where(model == "flat", 0, np.where(multiple, 1, batches))
+    exchanges = np.array([EXCHANGES_PER_BATCH.get(name, 1) for name in settings.schedule], dtype=float)
+    double_buffered = (schedule == "double-buffered")[:, None]
+    overlap = schedule == "overlap"
+    previous = np.zeros_like(sizes)
+    previous[:, 1:] = sizes[:, :-1]
+    hiders = np.where(double_buffered, previous, np.where(overlap[:, None], sizes, 0.0))
+    return _Rows(
+        threads.astype(float),
+        per_thread.astype(float),
+        workers.astype(float),
+        sizes,
+        runs,
+        batches,
+        syncs.astype(float),
+        exchanges,
+        hiders,
+        (double_buffered[:, 0] | overlap).astype(float),
+        overlap.astype(float),
+    )
+
+
+def predict_all(costs: Costs, problem: Problem, settings: Settings) -> np.ndarray:
+    """Predicted seconds of one apply of ``problem.grids`` grids on this rank, for every
+    row of ``settings`` (an array, row order).
+
+    Compute rate: a thread runs at one core's speed unless the host's ranks x threads
+    exceed its cores, then proportionally slower. Per model: ``flat`` runs the schedule
+    over all grids; ``multiple`` gives each of T threads t/T whole grids and its own
+    schedule (one team synchronisation per apply); ``masteronly`` and
+    ``masteronly-threaded-comm`` split every batch among T threads (one synchronisation
+    per batch); ``funneled-overlap`` computes on T-1 threads while thread 0
+    communicates. A schedule hybridfd adds later without a model here is predicted as
+    ``all-dims`` (nothing hidden), an upper bound.
+
+    Per schedule, the waiting: ``double-buffered`` Fig. 5.2's, for the batches the
+    schedule really runs (:func:`~hybridfd.perfmodel.formula.schedule_wait_time`: the
+    first batch in full, then ``max(0, l + s_k/B - C s_(k-1))``); ``overlap`` each
+    batch's exchange less the compute of its own interior,
+    ``max(0, l + s/B - C s interior/points)``; the others every exchange in full,
+    ``exchanges x l + s/B`` per batch. In the two overlapping schedules only the share
+    ``h`` (``costs.hidden_share``) of a transfer moves while the rank computes: B there
+    is B/h, and ``(1 - h) s/B`` of every batch is paid in its wait (h = 1, the paper's
+    network that progresses messages by itself, is Fig. 5.2 exactly). Then every grid's compute, one copy per halo byte
+    to another rank (packing), the CPU cost of every message (``per_message`` x
+    messages per batch x batches) and the team synchronisations. All rows at once, in
+    one expression per term (the tuner ranks its whole pool so).
+    """
+    if problem.grids == 0:
+        return np.zeros(len(settings.model))
+    rows = _rows(settings, problem.grids)
+    oversubscription = np.maximum(1.0, (costs.ranks_per_host / costs.cores) * rows.threads)
+    per_grid_compute = (costs.compute_per_point * problem.points) * oversubscription / rows.workers
+    # Bandwidth in grids per second, as Fig. 5.2 counts it.
+    remote = problem.remote_bytes_per_grid
+    grids_per_second = math.inf if remote == 0 else costs.bandwidth / remote
+    # A box with no neighbour but itself (one rank) sends no message at all.
+    latency = costs.latency if remote else 0.0
+    # Seconds of compute that hide an exchange, per hiding grid (overlap: its interior).
+    hiding = per_grid_compute * (rows.hidden - (1.0 - problem.interior_points / problem.points) * rows.overlap)
+    # Fig. 5.2 lets computation hide a batch's transfer; only the share that moves while
+    # the rank computes (hidden_share) can be hidden, the rest is paid in the wait.
+    exposed = (1.0 - costs.hidden_share) * rows.hidden
+    transfer = (1.0 - exposed) / grids_per_second
+    waits = (latency * rows.exchanges)[:, None] + transfer[:, None] * rows.sizes - hiding[:, None] * rows.hiders
+    waiting = np.einsum("ij,ij->i", np.maximum(waits, 0.0, out=waits), rows.runs)
+    waiting += exposed * rows.grids / grids_per_second
+    copying = costs.pack_per_byte * remote
+    messaging = costs.per_message * problem.messages_per_batch
+    return waiting + (per_grid_compute + copying) * rows.grids + messaging * rows.batches + costs.sync * rows.syncs
 
 
 def predict(
@@ -127,52 +320,10 @@ def predict(
     threads: int = 1,
     slope_kind: str = "geometric",
 ) -> float:
-    """Predicted seconds of one apply of ``problem.grids`` grids on this rank.
-
-    Compute rate: a thread runs at one core's speed unless the host's ranks x threads
-    exceed its cores, then proportionally slower. Per model: ``flat`` runs the schedule
-    over all grids; ``multiple`` gives each of T threads t/T whole grids and its own
-    schedule (one team synchronisation per apply); ``masteronly`` and
-    ``masteronly-threaded-comm`` split every batch among T threads (one synchronisation
-    per batch); ``funneled-overlap`` computes on T-1 threads while thread 0
-    communicates. A schedule hybridfd adds later without a model here is predicted as
-    ``all-dims`` (nothing hidden), an upper bound.
-    """
-    if threads < 1:
-        raise ValueError(f"threads must be at least 1, got {threads}")
-    if problem.grids == 0:
-        return 0.0
-    oversubscription = max(1.0, costs.ranks_per_host * threads / costs.cores)
-    per_grid_compute = costs.compute_per_point * problem.points * oversubscription
-    grids = problem.grids
-    syncs = 0
-    if model == "flat":
-        workers = 1
-    elif model == "multiple":
-        # Each thread runs the schedule on its share; the slowest holds ceil(t/T) grids.
-        grids = math.ceil(problem.grids / threads)
-        workers, syncs = 1, 1
-    elif model == "funneled-overlap":
-        workers = max(threads - 1, 1)
-    else:  # masteronly, masteronly-threaded-comm: every grid split among the team
-        workers = threads
-    per_grid_compute /= workers
-    sizes = batch_sizes(grids, batch, slope, slope_kind)
-    if model not in ("flat", "multiple"):
-        syncs = len(sizes)
-    # Bandwidth in grids per second, as Fig. 5.2 counts it.
-    remote = problem.remote_bytes_per_grid
-    grids_per_second = math.inf if remote == 0 else costs.bandwidth / remote
-    exchanges = EXCHANGES_PER_BATCH.get(schedule, 1)
-    # A box with no neighbour but itself (one rank) sends no message at all.
-    latency = costs.latency if remote else 0.0
-    if schedule == "double-buffered":
-        waiting = schedule_wait_time(latency, grids_per_second, per_grid_compute, sizes)
-    elif schedule == "overlap":
-        interior_share = problem.interior_points / problem.points
-        waiting = sum(max(0.0, latency + s / grids_per_second - per_grid_compute * interior_share * s) for s in sizes)
-    else:
-        waiting = sum(exchanges * latency + s / grids_per_second for s in sizes)
-    packing = costs.pack_per_byte * remote * grids
-    messaging = costs.per_message * problem.messages_per_batch * len(sizes)
-    return waiting + per_grid_compute * grids + packing + messaging + costs.sync * syncs
+    """Predicted seconds of one apply of ``problem.grids`` grids on this rank for one
+    setting: the one row of :func:`predict_all` (see there for the model)."""
+    for name, value in (("batch size b", batch), ("slope n", slope)):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{name} must be an int, got {value!r}")
+    settings = Settings((model,), (schedule,), (int(batch),), (int(slope),), (threads,), slope_kind)
+    return float(predict_all(costs, problem, settings)[0])
