@@ -117,19 +117,35 @@ def test_batch_sizes_follow_the_core() -> None:
         batch_sizes(10, 8, 4)
 
 
+def cut_as_the_core_does(t: int, b: int, n: int, kind: str) -> list[int]:
+    """cpp/src/batches.cpp's cut, batch by batch: BatchShape::size(index) (the slope's
+    ramp, then b), each clipped to the grids left."""
+    sizes: list[int] = []
+    while sum(sizes) < t:
+        index = len(sizes)
+        if index < n:
+            size = b >> (n - index) if kind == "geometric" else b * (index + 1) // (n + 1)
+        else:
+            size = b
+        sizes.append(min(size, t - sum(sizes)))
+    return sizes
+
+
 @pytest.mark.parametrize("kind", ["geometric", "linear"])
-def test_batch_table_rows_are_the_batch_sizes(kind) -> None:
+def test_batch_table_rows_are_the_core_cut(kind) -> None:
     # Every (t, b, n) the core accepts up to t = 40, b = 9, in one table: each row,
-    # without its zero padding, is batch_sizes of the same arguments.
+    # without its zero padding, is the core's cut of the same arguments, and so is
+    # batch_sizes (one row of it).
     triples = [
         (t, b, n) for t in range(41) for b in range(1, 10) for n in range(b if kind == "linear" else b.bit_length())
     ]
     t, b, n = (np.array(column) for column in zip(*triples, strict=True))
     table = batch_table(t, b, n, kind)
     for row, (grids, batch, slope) in zip(table, triples, strict=True):
-        sizes = batch_sizes(grids, batch, slope, kind)
+        sizes = cut_as_the_core_does(grids, batch, slope, kind)
         assert row[: len(sizes)].tolist() == sizes
         assert not row[len(sizes) :].any()
+        assert batch_sizes(grids, batch, slope, kind) == sizes
 
 
 def test_batch_table_refuses_what_batch_sizes_refuses() -> None:

@@ -109,18 +109,8 @@ def batch_sizes(t: int, b: int, n: int, kind: str = "geometric") -> list[int]:
     if n > largest:
         raise ValueError(f"slope {n} ({kind}) with batch {b} makes the first batch smaller than one grid")
 
-    # The slope's batches, then whole batches of b, then the rest (the tuner's pools use
-    # batch_table, the same cut for many candidates at once).
-    ramp = [b >> (n - i) if kind == "geometric" else b * (i + 1) // (n + 1) for i in range(n)]
-    sizes: list[int] = []
-    done = 0
-    for size in ramp:
-        if done == t:
-            return sizes
-        sizes.append(min(size, t - done))
-        done += sizes[-1]
-    whole, rest = divmod(t - done, b)
-    return sizes + [b] * whole + ([rest] if rest else [])
+    # One row of batch_table, the cut the tuner's pools make for many candidates at once.
+    return [int(size) for size in batch_table(t, b, n, kind)[0] if size]
 
 
 def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> float:  # noqa: E741
