@@ -284,3 +284,18 @@ def test_a_cost_per_batch_step_reaches_hybrid_multiples_driver(tmp_path: Path) -
     assert "--sync-per-batch" not in plain.arguments
     assert plain == experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6, batch_sync=0.0)
     assert experiments.cache_key(charged, platform.BLUEGENE_P) != experiments.cache_key(plain, platform.BLUEGENE_P)
+
+
+def test_a_cost_per_isend_reaches_smpirun_only_when_set(tmp_path: Path) -> None:
+    """Machine.isend_overhead is SMPI's smpi/ois (what an MPI_Isend pays); 0 adds no option,
+    so the default platforms' cache keys do not change."""
+    import dataclasses
+
+    run = experiments.plan(variant("flat-original"), "flat", 64, job(tmp_path), 5e-6)
+    charged = dataclasses.replace(platform.BLUEGENE_P, isend_overhead=3e-5)
+    assert "--cfg=smpi/ois:0:3e-05:0" in charged.smpirun_options()
+    assert not any(o.startswith("--cfg=smpi/ois") for o in platform.BLUEGENE_P.smpirun_options())
+    assert experiments.cache_key(run, charged) != experiments.cache_key(run, platform.BLUEGENE_P)
+    assert experiments.cache_key(run, dataclasses.replace(charged, isend_overhead=0.0)) == experiments.cache_key(
+        run, platform.BLUEGENE_P
+    )
