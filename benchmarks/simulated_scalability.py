@@ -4,17 +4,14 @@ section 6).
 
 Why this is possible: SMPI's wall time grows with the messages per apply (ranks x batch
 steps x 6), and 2,816 grids are 17 million messages for flat-original at 1,024 cores,
-hours here. But every batch step of an apply is the same work on every rank (the same
-boxes, the same faces, the same compute): the presets' batches are [4, 8, ..., 8, 4]
-(batch 8, geometric slope 1) for any multiple of 8 grids per rank (of 32 for
-hybrid-multiple's 4 grid groups), and flat-original is one identical serial-dims round
-per grid. The simulation is deterministic, so once the pipeline is in its steady state
-each further batch step adds the same time, and T(G) = a + b G exactly for G of that
-form. That is an assumption about the simulated schedule (ranks could drift apart batch
-after batch), so it is checked, not assumed: each approach is simulated at three grid
-counts, the line through the two largest predicts the smallest (``check`` column), and
-with ``--direct`` the full 2,816 grids are simulated where that is affordable and set
-beside the extrapolation.
+hours here. But once the pipeline is steady each further batch step adds the same time,
+so T(G) = a + b G (hybridfd.simulate.lines says why, and fits the lines; `hybridfd bench
+gustafson --simulate bluegene-p --line-from C` uses the same lines for Fig. 7.3). That is
+an assumption about the simulated schedule (ranks could drift apart batch after batch),
+so it is checked, not assumed: each approach is simulated at three grid counts, the line
+through the two largest predicts the smallest (``check`` column), and with ``--direct``
+more grids (2,816, or any count of the same form: ``APPROACH@CORES:GRIDS``) are simulated
+where that is affordable and set beside the extrapolation.
 
     nice -n 10 .venv/bin/python benchmarks/simulated_scalability.py --cores 1024 16384 \
         -o benchmarks/results/simulated_scalability_bluegene_p.json \
@@ -35,28 +32,37 @@ from typing import Any
 
 from hybridfd.experiments._stencil import model_of, variant
 from hybridfd.perfmodel.store import cache_dir
-from hybridfd.simulate import experiments, smpi
+from hybridfd.simulate import experiments, lines, smpi
+from hybridfd.simulate.lines import POINTS
 
 GRIDS, SHAPE = 2816, 192
 FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
-#: Grid counts simulated per approach: multiples of the preset's batch (8) times the
-#: grid groups (4 for hybrid-multiple), so the batches have the same form as at 2,816.
-POINTS = {
-    "flat-original": (4, 8, 12),
-    "flat-optimized": (16, 24, 32),
-    "hybrid-master-only": (16, 24, 32),
-    "hybrid-multiple": (64, 96, 128),
-}
 
 
-def simulate(approach: str, cores: int, grids: int, cache: Path, driver: Path) -> tuple[float, float]:
-    """(simulated ms per apply, wall seconds) of ``grids`` grids of 192^3 on ``cores`` cores."""
+def plan(approach: str, cores: int, grids: int, batch_sync: float = 0.0) -> experiments.SimulatedRun:
+    """The run of ``grids`` grids of 192^3 on ``cores`` cores: the plan `hybridfd bench
+    gustafson|scalability --simulate bluegene-p` makes (so the two share cached points)."""
     job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": 2, "simulate": {"platform": "bluegene-p"}}
-    run = experiments.plan(variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS)
+    run = experiments.plan(
+        variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS, batch_sync=batch_sync
+    )
     if run is None:
         raise ValueError(f"{approach} is not simulated at scale")
+    return run
+
+
+def simulate(
+    approach: str,
+    cores: int,
+    grids: int,
+    cache: Path,
+    driver: Path,
+    machine: experiments.platforms.Machine = experiments.MACHINES["bluegene-p"],
+    batch_sync: float = 0.0,
+) -> tuple[float, float]:
+    """(simulated ms per apply, wall seconds) of ``grids`` grids of 192^3 on ``cores`` cores."""
     start = time.perf_counter()
-    row = experiments.simulate(run, experiments.MACHINES["bluegene-p"], cache, driver, timeout=4 * 3600)
+    row = experiments.simulate(plan(approach, cores, grids, batch_sync), machine, cache, driver, timeout=4 * 3600)
     return row["median_ms"], time.perf_counter() - start
 
 
@@ -71,7 +77,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--cores", type=int, nargs="+", default=[1024])
     parser.add_argument("--approaches", nargs="+", default=list(POINTS), choices=list(POINTS))
-    parser.add_argument("--direct", nargs="*", default=[], metavar="APPROACH@CORES", help="also simulate 2,816 grids")
+    parser.add_argument(
+        "--direct",
+        nargs="*",
+        default=[],
+        metavar="APPROACH@CORES[:GRIDS]",
+        help="also simulate 2,816 grids (or GRIDS, e.g. one per core: Fig. 7.3's point) and set it beside the line",
+    )
     parser.add_argument(
         "--points",
         nargs="*",
@@ -85,12 +97,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--plot", metavar="PNG", help="plot the rows of --output (time and utilisation)")
     args = parser.parse_args(argv)
     cache, driver = Path(args.cache), Path(args.driver)
-    points_of = dict(POINTS)
+    points_of: dict[str, tuple[int, ...]] = {}
     for text in args.points:
         approach, _, counts = text.partition("=")
         points_of[approach] = tuple(int(c) for c in counts.split(","))
         if approach not in POINTS or len(points_of[approach]) != 3:
             parser.error(f"--points {text}: need a known approach and three grid counts")
+    directs: dict[tuple[str, int], list[int]] = {}
+    for text in args.direct:
+        approach, _, where = text.partition("@")
+        cores_text, _, grids_text = where.partition(":")
+        directs.setdefault((approach, int(cores_text)), []).append(int(grids_text or GRIDS))
     core_speed = experiments.MACHINES["bluegene-p"].core_speed
     rows: list[dict[str, Any]] = []
     if args.output and Path(args.output).exists():
@@ -101,39 +118,30 @@ def main(argv: list[str] | None = None) -> int:
         # utilisation's numerator (the paper's "CPU utilization").
         compute_ms = 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / core_speed
         for approach in args.approaches:
-            key = f"{approach}@{cores}"
-            if (approach, cores) in done:
-                # A saved line: only a direct simulation asked for now is added to it.
-                row = next(r for r in rows if (r["approach"], r["cores"]) == (approach, cores))
-                if key in args.direct and "direct_ms" not in row:
-                    row["direct_ms"], wall = simulate(approach, cores, GRIDS, cache, driver)
-                    print(f"{key} 2816 grids directly: {row['direct_ms']:.3f} ms ({wall:.0f} s wall)", flush=True)
-                    save(rows, args.output)
-                continue
-            points = []
-            for grids in points_of[approach]:
+            if (approach, cores) not in done:
+                counts = points_of.get(approach, lines.grid_counts(approach, cores))
+                points = []
+                for grids in counts:
+                    ms, wall = simulate(approach, cores, grids, cache, driver)
+                    points.append((grids, ms))
+                    print(f"{approach} {cores} cores {grids} grids: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
+                line = lines.fit(points)
+                extrapolated = line.at(GRIDS)
+                row = {"approach": approach, "cores": cores, **line.as_dict()}
+                row.update(extrapolated_ms=extrapolated, compute_ms=compute_ms, utilisation=compute_ms / extrapolated)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+            # A saved line keeps its points: only the direct simulations asked for now are added.
+            row = next(r for r in rows if (r["approach"], r["cores"]) == (approach, cores))
+            for grids in directs.get((approach, cores), []):
+                if "direct_ms" in row if grids == GRIDS else str(grids) in row.get("direct_ms_at", {}):
+                    continue
                 ms, wall = simulate(approach, cores, grids, cache, driver)
-                points.append((grids, ms))
-                print(f"{approach} {cores} cores {grids} grids: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
-            (g1, t1), (g2, t2), (g3, t3) = points
-            per_grid = (t3 - t2) / (g3 - g2)
-            predicted_first = t2 - per_grid * (g2 - g1)
-            extrapolated = t3 + per_grid * (GRIDS - g3)
-            row = {
-                "approach": approach,
-                "cores": cores,
-                "points": points,
-                "ms_per_grid": per_grid,
-                "check_relative": (predicted_first - t1) / t1,
-                "extrapolated_ms": extrapolated,
-                "compute_ms": compute_ms,
-                "utilisation": compute_ms / extrapolated,
-            }
-            if key in args.direct:
-                row["direct_ms"], wall = simulate(approach, cores, GRIDS, cache, driver)
-                print(f"{key} 2816 grids directly: {row['direct_ms']:.3f} ms ({wall:.0f} s wall)", flush=True)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
+                if grids == GRIDS:
+                    row["direct_ms"] = ms  # Fig. 7.4's own point
+                else:  # another grid count (Fig. 7.3: one per core): a check of the line
+                    row.setdefault("direct_ms_at", {})[str(grids)] = ms
+                print(f"{approach}@{cores} {grids} grids directly: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
             save(rows, args.output)
     if args.plot:
         plot(rows, Path(args.plot))

@@ -188,3 +188,114 @@ def test_gustafson_merge_refuses_another_problem(tmp_path: Path, capsys) -> None
         main([*argv, "--merge", saved, "-o", str(tmp_path / "other")])
     assert exit_.value.code == 2
     assert "another problem (--team-sync 5e-06 there, 1e-05 here)" in capsys.readouterr().err
+
+
+def test_a_line_through_two_points_is_checked_on_the_third() -> None:
+    from hybridfd.simulate import lines
+
+    line = lines.fit([(24, 5.0 + 0.25 * 24), (16, 5.0 + 0.25 * 16 + 0.1), (32, 5.0 + 0.25 * 32)])
+    assert line.points[0][0] == 16 and line.ms_per_grid == pytest.approx(0.25)
+    assert line.at(2048) == pytest.approx(5.0 + 0.25 * 2048)
+    assert line.check_relative == pytest.approx(-0.1 / 9.1)  # the line misses the 16-grid point by 0.1 ms
+    assert line.valid_at(2048) and not line.valid_at(12) and not line.valid_at(36)  # 8 grids per batch step
+    assert lines.grid_counts("flat-original", 1024) == (4, 8, 12)
+    assert lines.grid_counts("flat-original", 4096) == (2, 4, 6) and lines.grid_counts("flat-original", 16384) == (
+        1,
+        2,
+        3,
+    )
+    assert lines.grid_counts("hybrid-multiple", 16384) == (64, 96, 128)
+
+
+#: A synthetic line per approach (ms = a + b G) for the gustafson --line-from tests.
+LINES = {
+    "flat-original": (3.0, 2.0),
+    "flat-optimized": (4.0, 1.0),
+    "hybrid-master-only": (5.0, 1.0),
+    "hybrid-multiple": (6.0, 1.0),
+}
+
+
+def lines_in_cache(tmp_path: Path, cores: int) -> None:
+    """Every approach's three line points on ``cores`` cores in the cache (problem of
+    gustafson_in_cache), exactly on the line LINES gives it."""
+    from hybridfd.experiments._stencil import model_of
+    from hybridfd.simulate import lines
+
+    for approach, (a, b) in LINES.items():
+        for grids in lines.grid_counts(approach, cores):
+            the_job = dict(job(tmp_path, grids=grids), shape=12, radius=2)
+            run = experiments.plan(variant(approach), model_of(approach), cores, the_job, 5e-6)
+            cache_row(tmp_path, run, a + b * grids)
+
+
+def test_gustafson_gives_points_from_the_lines_and_marks_them(tmp_path: Path, capsys) -> None:
+    """--line-from C: at C cores and more each approach's point is its line at G = cores,
+    read from a synthetic cache of the line's three points; rows say direct or line, and
+    a saved direct row at such a core count stays beside the line's."""
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    assert main([*gustafson_in_cache(tmp_path, 64, 100.0), "-o", str(tmp_path / "direct")]) == 0
+    lines_in_cache(tmp_path, 64)
+    argv = gustafson_in_cache(tmp_path, 16, 20.0)
+    argv[argv.index("--cores") + 1 : argv.index("--cores") + 2] = ["16", "64"]
+    saved = tmp_path / "direct" / "gustafson.json"
+    assert main([*argv, "--line-from", "64", "--merge", str(saved), "-o", str(tmp_path / "lines")]) == 0
+    result = results.load(tmp_path / "lines" / "gustafson.json")
+    rows = [r for r in result["rows"] if r["kind"] == "measured"]
+    from_line = {r["approach"]: r for r in rows if r["source"] == "line"}
+    assert {r["cores"] for r in from_line.values()} == {64} and set(from_line) == set(LINES)
+    for approach, (a, b) in LINES.items():
+        assert from_line[approach]["ms"] == pytest.approx(a + b * 64)
+        assert from_line[approach]["line"]["check_relative"] == pytest.approx(0, abs=1e-12)
+    direct = {(r["cores"], r["approach"]): r["ms"] for r in rows if r["source"] == "direct"}
+    assert {c for c, _ in direct} == {16, 64}  # 16 simulated now, 64 kept from --merge
+    assert min(ms for (c, _), ms in direct.items() if c == 64) == 100.0
+    assert [r["cores"] for r in rows] == sorted(r["cores"] for r in rows)
+    assert any("'line' rows are T(G) = a + b G" in note for note in result["notes"])
+    assert (tmp_path / "lines" / "gustafson.png").exists()
+    out = capsys.readouterr().out
+    assert "line" in out and "direct" in out
+
+
+def test_gustafson_line_points_must_have_the_lines_batch_form(tmp_path: Path, capsys) -> None:
+    from hybridfd.cli import main
+
+    lines_in_cache(tmp_path, 16)
+    argv = gustafson_in_cache(tmp_path, 16, 20.0)
+    with pytest.raises(SystemExit) as exit_:  # hybrid-multiple's line is fitted at 64-128 grids, 32 per step
+        main([*argv, "--line-from", "16", "-o", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "16 grids are not of the batch form of its line's 64, 96, 128 grids" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--line-from", "16", "--batches", "4", "-o", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "no --batches" in capsys.readouterr().err
+
+
+def test_a_cost_per_batch_step_reaches_hybrid_multiples_driver(tmp_path: Path) -> None:
+    """plan(batch_sync=S): hybrid-multiple's ranks are charged S per batch step
+    (--sync-per-batch) beside the team join per apply; 0 leaves the run as before."""
+    plain = experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6)
+    charged = experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6, batch_sync=5e-5)
+    assert value(charged.arguments, "--sync-per-batch") == "5e-05"
+    assert value(charged.arguments, "--sync-per-apply") == "5e-06"
+    assert "--sync-per-batch" not in plain.arguments
+    assert plain == experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6, batch_sync=0.0)
+    assert experiments.cache_key(charged, platform.BLUEGENE_P) != experiments.cache_key(plain, platform.BLUEGENE_P)
+
+
+def test_a_cost_per_isend_reaches_smpirun_only_when_set(tmp_path: Path) -> None:
+    """Machine.isend_overhead is SMPI's smpi/ois (what an MPI_Isend pays); 0 adds no option,
+    so the default platforms' cache keys do not change."""
+    import dataclasses
+
+    run = experiments.plan(variant("flat-original"), "flat", 64, job(tmp_path), 5e-6)
+    charged = dataclasses.replace(platform.BLUEGENE_P, isend_overhead=3e-5)
+    assert "--cfg=smpi/ois:0:3e-05:0" in charged.smpirun_options()
+    assert not any(o.startswith("--cfg=smpi/ois") for o in platform.BLUEGENE_P.smpirun_options())
+    assert experiments.cache_key(run, charged) != experiments.cache_key(run, platform.BLUEGENE_P)
+    assert experiments.cache_key(run, dataclasses.replace(charged, isend_overhead=0.0)) == experiments.cache_key(
+        run, platform.BLUEGENE_P
+    )

@@ -38,6 +38,7 @@ from hybridfd.experiments.scalability import best_per_approach, variants
 from hybridfd.simulate.experiments import job_settings
 from hybridfd.simulate.experiments import notes as simulation_notes
 from hybridfd.simulate.experiments import timing as simulation_timing
+from hybridfd.simulate.lines import line_all
 
 NAME = "gustafson"
 #: Core counts simulated by default (--simulate): they finish within minutes here
@@ -79,6 +80,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a saved gustafson result of the same problem: keep its timed rows at the core counts this run "
         "does not time (to add a core count without re-running, e.g. re-simulating, the others)",
     )
+    parser.add_argument(
+        "--line-from",
+        type=positive_int,
+        metavar="C",
+        help="simulated: at C cores and more, each approach's point is its line T(G) = a + b G through three small "
+        "grid counts (hybridfd.simulate.lines, Fig. 7.4's lines) at G = cores, not a simulation of G grids "
+        "(rows marked 'line'; rows of --merge at those core counts are kept beside them)",
+    )
     add_threads_argument(parser)
     add_problem_arguments(parser, shape=192)
 
@@ -117,9 +126,13 @@ def internode_bytes_per_node(
 SAME_PROBLEM = ("shape", "dtype", "radius", "batches", "simulate")
 
 
-def merged_rows(args: argparse.Namespace, cores: list[int]) -> tuple[list[dict[str, Any]], list[str]]:
-    """The timed rows of the saved result ``args.merge`` at core counts not in ``cores``,
-    and the note that says where they come from (([], []) without ``--merge``)."""
+def merged_rows(
+    args: argparse.Namespace, cores: list[int], line_cores: list[int]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The timed rows of the saved result ``args.merge`` at core counts not in ``cores``
+    (simulated directly now) and, at ``line_cores``, its direct rows (which stand beside
+    the new line rows), and the note that says where they come from (([], []) without
+    ``--merge``). A row saved before rows were marked is a direct one."""
     from hybridfd import results
 
     if args.merge is None:
@@ -139,7 +152,13 @@ def merged_rows(args: argparse.Namespace, cores: list[int]) -> tuple[list[dict[s
     ]
     if differ:
         raise ExperimentInputError(f"--merge {args.merge}: another problem ({'; '.join(differ)})")
-    kept = [r for r in saved["rows"] if r["kind"] == "measured" and r["cores"] not in cores]
+    kept = [
+        dict(r, source=r.get("source", "direct"))
+        for r in saved["rows"]
+        if r["kind"] == "measured"
+        and r["cores"] not in cores
+        and not (r["cores"] in line_cores and r.get("source") == "line")
+    ]
     if not kept:
         return [], []
     counts = sorted({r["cores"] for r in kept})
@@ -161,12 +180,20 @@ def run(args: argparse.Namespace) -> Outcome:
         )
     shape = (args.shape,) * 3
     itemsize = np.dtype(args.dtype).itemsize
-    rows, merge_notes = merged_rows(args, cores)
+    if args.line_from and not args.simulate:
+        raise ExperimentInputError("--line-from: lines are of simulated runs (--simulate)")
+    line_cores = [c for c in cores if args.line_from and c >= args.line_from]
+    direct_cores = [c for c in cores if c not in line_cores]
+    rows, merge_notes = merged_rows(args, direct_cores, line_cores)
     for c in cores:
         job = {"shape": args.shape, "dtype": args.dtype, "grids": c, "repeats": args.repeats, "radius": args.radius}
         job.update(job_settings(args))
         job["variants"] = variants(sorted(set(args.batches)))
-        for v in best_per_approach(run_all(NAME, c, args.threads, job, args.timeout)):
+        if c in line_cores:
+            measured = line_all(c, job, args.timeout)
+        else:
+            measured = run_all(NAME, c, args.threads, job, args.timeout)
+        for v in best_per_approach(measured):
             _, _, between = internode_bytes_per_node(shape, v["ranks"], v["ranks"], args.radius, itemsize)
             rows.append(
                 {
@@ -183,9 +210,15 @@ def run(args: argparse.Namespace) -> Outcome:
                     "hybrid_kb_per_node": None,
                     "bit_identical_to_flat_original": v["bit_identical_to_flat_original"],
                     "config": v["config"],
+                    # direct: G = cores grids simulated (or measured); line: T(G) of v["line"] at G = cores
+                    "source": "line" if "line" in v else "direct",
+                    **({"line": v["line"]} if "line" in v else {}),
                 }
             )
-    rows.sort(key=lambda r: r["cores"])  # stable: merged and new core counts in order, approaches as timed
+    # stable: merged and new core counts in order, approaches as timed, direct before line
+    rows.sort(
+        key=lambda r: (r["cores"], r["source"] == "line")
+    )  # stable: merged and new core counts in order, approaches as timed
     k = args.cores_per_node
     for c in volume_cores:
         flat_mean, _, _ = internode_bytes_per_node(shape, c, k, args.radius, itemsize)
@@ -204,6 +237,7 @@ def run(args: argparse.Namespace) -> Outcome:
                 "flat_kb_per_node": c * flat_mean / 1e3,
                 "hybrid_kb_per_node": c * hybrid_mean / 1e3,
                 "bit_identical_to_flat_original": None,
+                "source": None,
             }
         )
     columns = [
@@ -214,6 +248,7 @@ def run(args: argparse.Namespace) -> Outcome:
         {"key": "approach", "title": "approach"},
         {"key": "batch", "title": "b"},
         {"key": "ms", "title": "ms/apply", "format": ".2f"},
+        {"key": "source", "title": "from"},
         {"key": "halo_mb_between_ranks", "title": "halo MB", "format": ".2f"},
         {"key": "flat_kb_per_node", "title": "KB/node rank/core", "format": ",.0f"},
         {"key": "hybrid_kb_per_node", "title": "KB/node rank/node", "format": ",.0f"},
@@ -235,6 +270,12 @@ def run(args: argparse.Namespace) -> Outcome:
     title = f"gustafson: one {args.shape}^3 {args.dtype} grid per core, {simulation_timing(args)}"
     if BASELINE not in {r["approach"] for r in rows if r["kind"] == "measured"}:
         raise ExperimentInputError(f"the approach registry has no {BASELINE}")
+    if line_cores:
+        notes.append(
+            f"from {args.line_from} cores on, 'line' rows are T(G) = a + b G at G = cores, the line through two of "
+            "three small grid counts (hybridfd.simulate.lines; each row's JSON holds its points and how far the "
+            "line misses the third); 'direct' rows simulate all G grids"
+        )
     notes += simulation_notes(args) + merge_notes
     return Outcome(title, columns, rows, notes)
 
@@ -247,8 +288,15 @@ def plot(result: dict[str, Any], path: Path) -> None:
     volume = [r for r in rows if r["kind"] == "exact"]
     fig, (left, right) = figure(panels=2, width=4.5)
     for approach in dict.fromkeys(r["approach"] for r in measured):
-        mine = [r for r in measured if r["approach"] == approach]
-        left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
+        mine = [r for r in measured if r["approach"] == approach and r.get("source", "direct") == "direct"]
+        from_line = [r for r in measured if r["approach"] == approach and r.get("source") == "line"]
+        drawn = left.plot([r["cores"] for r in mine], [r["ms"] for r in mine], marker="o", label=approach)
+        if from_line:  # the same colour, open markers, dashed: not simulated with G grids
+            colour = drawn[0].get_color()
+            left.plot([r["cores"] for r in from_line], [r["ms"] for r in from_line], color=colour, marker="o",
+                      markerfacecolor="none", linestyle="--")  # fmt: skip
+    if any(r.get("source") == "line" for r in measured):
+        left.plot([], [], color="grey", marker="o", markerfacecolor="none", linestyle="--", label="from the line")
     counts = sorted({r["cores"] for r in measured})
     if len(counts) > 1 and counts[-1] >= 16 * counts[0]:  # e.g. simulated 4 .. 1,024: spread them out
         left.set_xscale("log", base=2)

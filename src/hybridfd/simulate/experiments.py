@@ -72,8 +72,16 @@ def placement(approach_model: str, cores: int, cores_per_node: int) -> tuple[int
     return None
 
 
-def plan(variant: dict[str, Any], model: str, cores: int, job: dict[str, Any], team_sync: float) -> SimulatedRun | None:
-    """The simulated run of one experiment variant on ``cores`` cores of the platform."""
+def plan(
+    variant: dict[str, Any], model: str, cores: int, job: dict[str, Any], team_sync: float, batch_sync: float = 0.0
+) -> SimulatedRun | None:
+    """The simulated run of one experiment variant on ``cores`` cores of the platform.
+
+    ``batch_sync``: seconds hybrid-multiple's ranks are charged per batch step on top of
+    the team join per apply (``--sync-per-batch``), a cost the default model does not have:
+    the sensitivity study of benchmarks/simulated_sensitivity.py raises it to see what
+    unmodelled cost per batch (THREAD_MULTIPLE locking, say) the paper's numbers need.
+    0 (the default) leaves the run, and its cache key, as before."""
     topology = Topology.preset(job["simulate"]["platform"], cores)
     per_node = topology.cores_per_node
     placed = placement(model, cores, per_node)
@@ -89,6 +97,8 @@ def plan(variant: dict[str, Any], model: str, cores: int, job: dict[str, Any], t
     arguments += ["--repeats", "1", "--check", "off", "--compute", "modelled", *extra]
     if model == "multiple":
         arguments += ["--sync-per-apply", repr(team_sync)]
+        if batch_sync:
+            arguments += ["--sync-per-batch", repr(batch_sync)]
     elif model == "masteronly":
         arguments += ["--sync-per-batch", repr(team_sync)]
         topology = dataclasses.replace(topology, rank_slots=tuple(range(0, cores, per_node)))
@@ -134,37 +144,46 @@ def simulate(run: SimulatedRun, machine: platforms.Machine, cache: Path, driver:
 def run_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
     """Every variant of ``job`` simulated on ``cores`` cores: dicts as
     hybridfd.experiments._stencil.run_all returns (times simulated, results not checked)."""
-    from hybridfd.experiments import ExperimentInputError
     from hybridfd.experiments._stencil import model_of
 
     settings = job["simulate"]
-    machine = MACHINES[settings["platform"]]
     measured = []
     for variant in job["variants"]:
         run = plan(variant, model_of(variant["options"]["approach"]), cores, job, settings["team_sync"])
         if run is None:
             continue
-        if run.ranks > LARGE_RANKS and not settings["large"]:
-            raise ExperimentInputError(
-                f"{run.label} on {cores} cores simulates {run.ranks} ranks, more than {LARGE_RANKS}: "
-                "pass --large (SMPI wall time and memory: docs/simulation.md)"
-            )
-        row = simulate(run, machine, Path(settings["cache"]), Path(settings["driver"]), timeout)
-        config = dict(row["config"], approach=run.approach, threads=run.threads)
-        measured.append(
-            {
-                "label": run.label,
-                "median_seconds": row["median_ms"] / 1e3,
-                "samples_seconds": [s / 1e3 for s in row["samples_ms"]],
-                "bit_identical_to_flat_original": None,
-                "config": config,
-                # In the papers' terms: a threaded approach has one rank of 4 threads per node.
-                "ranks": run.ranks if run.threads == 1 else cores // run.threads,
-                "threads": run.threads,
-                "process_grid": row["process_grid"],
-            }
-        )
+        check_large(run, cores, settings)
+        row = simulate(run, MACHINES[settings["platform"]], Path(settings["cache"]), Path(settings["driver"]), timeout)
+        measured.append(measured_row(run, cores, row, row["median_ms"]))
     return measured
+
+
+def check_large(run: SimulatedRun, cores: int, settings: dict[str, Any]) -> None:
+    """Refuses a run of more than LARGE_RANKS ranks unless the job allows it (``--large``)."""
+    from hybridfd.experiments import ExperimentInputError
+
+    if run.ranks > LARGE_RANKS and not settings["large"]:
+        raise ExperimentInputError(
+            f"{run.label} on {cores} cores simulates {run.ranks} ranks, more than {LARGE_RANKS}: "
+            "pass --large (SMPI wall time and memory: docs/simulation.md)"
+        )
+
+
+def measured_row(run: SimulatedRun, cores: int, row: dict[str, Any], ms: float) -> dict[str, Any]:
+    """The dict _stencil.run_all gives for a variant, from the driver's result ``row`` of
+    ``run`` and the simulated ``ms`` per apply."""
+    config = dict(row["config"], approach=run.approach, threads=run.threads)
+    return {
+        "label": run.label,
+        "median_seconds": ms / 1e3,
+        "samples_seconds": [ms / 1e3] if ms != row["median_ms"] else [s / 1e3 for s in row["samples_ms"]],
+        "bit_identical_to_flat_original": None,
+        "config": config,
+        # In the papers' terms: a threaded approach has one rank of 4 threads per node.
+        "ranks": run.ranks if run.threads == 1 else cores // run.threads,
+        "threads": run.threads,
+        "process_grid": row["process_grid"],
+    }
 
 
 def add_arguments(parser: Any) -> None:  # noqa: ANN401 - argparse

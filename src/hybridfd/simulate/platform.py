@@ -52,8 +52,17 @@ class Machine:
     #: messages between ranks of one node (shared memory or the node's DMA)
     node_bandwidth: float
     node_latency: float
-    #: CPU time a rank spends per message sent and per message received (smpi/os, smpi/or)
+    #: CPU time a rank spends per message sent and per message received (smpi/os, smpi/or).
+    #: SimGrid 3.32 charges smpi/os only to blocking or detached sends and smpi/or only to
+    #: receives of detached sends; hybridfd-bench sends with MPI_Isend, and SETTINGS turns
+    #: detached sends off, so this cost is NOT charged to any of its messages
+    #: (docs/simulation.md, section 6, "What would the paper's 16k numbers need?").
     message_overhead: float = 0.0
+    #: CPU time charged per MPI_Isend (smpi/ois: what SimGrid charges a non-blocking send).
+    #: 0 by default; the sensitivity study (benchmarks/simulated_sensitivity.py) raises it
+    #: to put a per-message CPU cost on the driver's messages, both ends' share charged at
+    #: the send (each rank sends as many halo messages as it receives).
+    isend_overhead: float = 0.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     def smpirun_options(self) -> list[str]:
@@ -65,6 +74,8 @@ class Machine:
             "--cfg=smpi/lat-factor:0:1",
             f"--cfg=smpi/os:0:{self.message_overhead:.9g}:0",
             f"--cfg=smpi/or:0:{self.message_overhead:.9g}:0",
+            # only when set: the default platforms' options (and cache keys) stay as they were
+            *([f"--cfg=smpi/ois:0:{self.isend_overhead:.9g}:0"] if self.isend_overhead else []),
         ]
 
 

@@ -1,0 +1,210 @@
+"""How the simulated Fig. 7.4 headline numbers (2,816 grids of 192^3, 1,024 to 16,384 Blue
+Gene/P cores) move when a cost that the model charges at microseconds is raised: a
+sensitivity study, not a fit (docs/simulation.md, section 6, "What would the paper's
+16k numbers need?").
+
+Two knobs, each raised alone over a few values, everything else as in the default model:
+
+- ``overhead``: CPU time per halo message, charged to the sender at each MPI_Isend
+  (``Machine.isend_overhead``, SMPI's smpi/ois; the value is both ends' cost together,
+  since every rank sends as many halo messages as it receives). 0 in the default model:
+  its documented 1.5 us at send and at receive (``message_overhead``: smpi/os, smpi/or)
+  never reach hybridfd-bench's messages under SimGrid 3.32 (MPI_Isend pays smpi/ois;
+  smpi/or is paid only for detached sends, which the SMPI settings switch off). Every
+  approach pays it.
+- ``batch-sync``: a cost per batch step charged to hybrid-multiple's ranks
+  (``experiments.plan(batch_sync=)``, the driver's ``--sync-per-batch``; 0 by default:
+  the model charges one team join per apply). It stands for what the paper names as
+  hybrid-multiple's own cost, the MPI_THREAD_MULTIPLE locking (GPAW journal Sect. 3.1),
+  or any other cost per batch. The flat approaches do not pay it.
+
+Each point is the line T(G) = a + b G of hybridfd.simulate.lines (the grid counts of
+Fig. 7.4: benchmarks/simulated_scalability.py) evaluated at G = 2,816; every simulated
+point is cached, so the default model's points are those of simulated_scalability.py.
+The table gives, per knob value, the four numbers the paper reports at 16,384 cores and
+the values of each knob that would give each of them (linear interpolation between the
+simulated values; "none in range" where no simulated value brackets it).
+
+    nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py \\
+        -o benchmarks/results/simulated_sensitivity_bluegene_p.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from simulated_scalability import FLOPS_PER_POINT, GRIDS, SHAPE, simulate
+
+from hybridfd.perfmodel.store import cache_dir
+from hybridfd.simulate import experiments, lines, smpi
+
+#: The papers' numbers at 16,384 cores (GPAW journal Sect. 7.2 and 8).
+PAPER = {
+    "speedup": (12.0, 12.5),  # hybrid-multiple, 1,024 to 16,384 cores ("12-12.5")
+    "utilisation_multiple": (0.70, 0.70),  # hybrid-multiple's CPU utilisation
+    "utilisation_original": (0.36, 0.36),  # flat-original's
+    "original_over_multiple": (1.94, 1.94),  # "94 % performance gain"
+    "optimized_over_multiple": (1.10, 1.10),  # hybrid-multiple "about 10 % faster" than flat-optimized
+}
+DEFAULTS = {"overhead": 0.0, "batch-sync": 0.0}
+
+
+def point(knob: str, value: float, approach: str, cores: int, cache: Path, driver: Path) -> dict[str, Any]:
+    """The line of ``approach`` on ``cores`` cores with ``knob`` at ``value`` seconds."""
+    machine = experiments.MACHINES["bluegene-p"]
+    batch_sync = 0.0
+    if knob == "overhead":
+        machine = dataclasses.replace(machine, isend_overhead=value)
+    elif approach == "hybrid-multiple":
+        batch_sync = value
+    points, wall = [], 0.0
+    for grids in lines.grid_counts(approach, cores):
+        ms, seconds = simulate(approach, cores, grids, cache, driver, machine=machine, batch_sync=batch_sync)
+        points.append((grids, ms))
+        wall += seconds
+    line = lines.fit(points)
+    compute_ms = 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / machine.core_speed
+    return {
+        "knob": knob,
+        "value_s": value,
+        "approach": approach,
+        "cores": cores,
+        **line.as_dict(),
+        "ms": line.at(GRIDS),
+        "compute_ms": compute_ms,
+        "wall_s": wall,
+    }
+
+
+def headline(rows: list[dict[str, Any]], knob: str, value: float, low: int, high: int) -> dict[str, float | None]:
+    """The paper's five numbers from the rows of one knob value (None where a row is missing)."""
+
+    def ms(approach: str, cores: int) -> float | None:
+        # the flat approaches do not pay a batch-sync: their rows are the knob's default
+        paid = value if knob == "overhead" or approach == "hybrid-multiple" else DEFAULTS[knob]
+        key = (knob, paid, approach, cores)
+        found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
+        return found[0]["ms"] if found else None
+
+    def compute(cores: int) -> float:
+        return 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / experiments.MACHINES["bluegene-p"].core_speed
+
+    multiple_low, multiple, original, optimized = (
+        ms("hybrid-multiple", low),
+        ms("hybrid-multiple", high),
+        ms("flat-original", high),
+        ms("flat-optimized", high),
+    )
+    return {
+        "speedup": multiple_low / multiple if multiple_low and multiple else None,
+        "utilisation_multiple": compute(high) / multiple if multiple else None,
+        "utilisation_original": compute(high) / original if original else None,
+        "original_over_multiple": original / multiple if original and multiple else None,
+        "optimized_over_multiple": optimized / multiple if optimized and multiple else None,
+    }
+
+
+def needed(values: list[float], numbers: list[float | None], target: float) -> str:
+    """The knob value where ``numbers`` (one per value) reaches ``target``, interpolated
+    linearly between the two simulated values that bracket it; else which way it lies."""
+    pairs = [(v, n) for v, n in zip(values, numbers, strict=True) if n is not None]
+    for (v1, n1), (v2, n2) in zip(pairs, pairs[1:], strict=False):
+        if min(n1, n2) <= target <= max(n1, n2) and n1 != n2:
+            return f"{1e6 * (v1 + (target - n1) * (v2 - v1) / (n2 - n1)):.0f} us"
+    if len(pairs) < 2:
+        return "-"
+    (v_first, n_first), (v_last, n_last) = pairs[0], pairs[-1]
+    if abs(n_last - n_first) < 1e-9 * abs(n_first):
+        return "not reached (unchanged)"
+    if (n_last - n_first) * (target - n_last) > 0:  # still ahead in the direction the knob moves it
+        return f"> {1e6 * v_last:g} us"
+    return f"not reached ({1e6 * v_first:g}-{1e6 * v_last:g} us move it away)"
+
+
+def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
+    """Markdown: per knob value the five numbers, then the values each would need."""
+    formats = {
+        "speedup": "{:.2f}",
+        "utilisation_multiple": "{:.0%}",
+        "utilisation_original": "{:.0%}",
+        "original_over_multiple": "{:.2f}x",
+        "optimized_over_multiple": "{:.2f}x",
+    }
+    titles = [
+        f"hybrid-multiple speedup {low:,}->{high:,} (x {high // low} cores)",
+        f"hybrid-multiple utilisation at {high:,}",
+        f"flat-original utilisation at {high:,}",
+        f"flat-original / hybrid-multiple at {high:,}",
+        f"flat-optimized / hybrid-multiple at {high:,}",
+    ]
+    lines_out = ["| knob | value | " + " | ".join(titles) + " |", "| --- " * (2 + len(titles)) + "|"]
+    paper = [
+        f"{formats[k].format(lo)}" + (f"-{formats[k].format(hi)}" if hi != lo else "") for k, (lo, hi) in PAPER.items()
+    ]
+    lines_out.append("| paper | | " + " | ".join(paper) + " |")
+    for knob in ("overhead", "batch-sync"):
+        values = sorted({r["value_s"] for r in rows if r["knob"] == knob})
+        if not values:
+            continue
+        numbers = {v: headline(rows, knob, v, low, high) for v in values}
+        for v in values:
+            cells = [formats[k].format(n) if n is not None else "-" for k, n in numbers[v].items()]
+            lines_out.append(f"| {knob} | {1e6 * v:g} us | " + " | ".join(cells) + " |")
+        need = []
+        for k, (lo, hi) in PAPER.items():
+            series = [numbers[v][k] for v in values]
+            need.append(" / ".join(dict.fromkeys(needed(values, series, t) for t in (lo, hi))))
+        lines_out.append(f"| {knob}: needed for the paper's | | " + " | ".join(need) + " |")
+    return "\n".join(lines_out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--cores", type=int, nargs="+", default=[1024, 16384], help="the first is the speedup's base")
+    parser.add_argument(
+        "--approaches",
+        nargs="+",
+        default=["hybrid-multiple", "flat-original", "flat-optimized"],
+        choices=list(lines.POINTS),
+    )
+    parser.add_argument("--overheads-us", type=float, nargs="*", default=[0, 3, 10, 30, 100], metavar="US")
+    parser.add_argument("--batch-syncs-us", type=float, nargs="*", default=[0, 50, 200, 800], metavar="US")
+    parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
+    parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
+    parser.add_argument("-o", "--output", help="JSON file of the rows (kept: a re-run adds what is missing)")
+    args = parser.parse_args(argv)
+    cache, driver = Path(args.cache), Path(args.driver)
+    rows: list[dict[str, Any]] = []
+    if args.output and Path(args.output).exists():
+        rows = json.loads(Path(args.output).read_text())["rows"]
+    plan = [("overhead", 1e-6 * v) for v in args.overheads_us] + [("batch-sync", 1e-6 * v) for v in args.batch_syncs_us]
+    for cores in sorted(args.cores):  # the cheap core counts first: a stopped run leaves whole columns
+        for knob, value in plan:
+            for approach in args.approaches:
+                if knob == "batch-sync" and approach != "hybrid-multiple" and value != DEFAULTS[knob]:
+                    continue  # the flat approaches do not pay it: their default rows stand
+                if any(
+                    (r["knob"], r["value_s"], r["approach"], r["cores"]) == (knob, value, approach, cores) for r in rows
+                ):
+                    continue
+                start = time.perf_counter()
+                rows.append(point(knob, value, approach, cores, cache, driver))
+                print(
+                    f"{knob} {1e6 * value:g} us {approach} {cores}: {rows[-1]['ms']:.1f} ms "
+                    f"(check {rows[-1]['check_relative']:+.2%}; {time.perf_counter() - start:.0f} s wall)",
+                    flush=True,
+                )
+                if args.output:
+                    Path(args.output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
+    print(table(rows, min(args.cores), max(args.cores)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Simulated time per apply as a line in the number of grids, T(G) = a + b G, fitted from
+a few small grid counts: how Fig. 7.4 (2,816 grids) and Fig. 7.3 (one grid per core) are
+simulated at core counts where simulating every grid takes hours here
+(docs/simulation.md, section 6).
+
+Why a line: every batch step of an apply is the same work on every rank (the same
+boxes, faces and compute); the presets' batches are [4, 8, ..., 8, 4] (batch 8, geometric
+slope 1) for every multiple of 8 grids per rank (of 32 for hybrid-multiple's 4 grid
+groups), and flat-original is one identical serial-dims round per grid. The simulation is
+deterministic, so once the pipeline is steady each further batch step adds the same time.
+That ranks do not drift apart batch after batch is an assumption about the simulated
+schedule, so every line is fitted through the two larger of three grid counts and
+``check_relative`` says how far it misses the smallest; direct simulations at large G
+check it further (docs/simulation.md lists them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from hybridfd.simulate import experiments
+from hybridfd.simulate import platform as platforms
+
+#: The grid counts a line is fitted at, per approach (the presets' batches): multiples of
+#: the preset's batch (8) times the grid groups (4 for hybrid-multiple), so the batches
+#: have the same form as at 2,816 grids or at G = cores >= 1,024.
+POINTS = {
+    "flat-original": (4, 8, 12),
+    "flat-optimized": (16, 24, 32),
+    "hybrid-master-only": (16, 24, 32),
+    "hybrid-multiple": (64, 96, 128),
+}
+
+
+def grid_counts(approach: str, cores: int) -> tuple[int, int, int]:
+    """The three grid counts of ``approach``'s line on ``cores`` cores. flat-original's
+    rounds are one grid each, so fewer grids do at many cores (SMPI's wall time grows
+    with ranks x messages): 4, 8, 12 up to 2,048 cores, 2, 4, 6 at 4,096, 1, 2, 3 above."""
+    if approach not in POINTS:
+        raise ValueError(f"{approach}: no line (grid counts known for {', '.join(POINTS)})")
+    if approach == "flat-original":
+        unit = min(4, max(1, 8192 // cores))
+        return (unit, 2 * unit, 3 * unit)
+    return POINTS[approach]
+
+
+@dataclasses.dataclass(frozen=True)
+class Line:
+    """T(G) = ``ms_at_last`` + ``ms_per_grid`` (G - ``points[-1][0]``), in ms per apply."""
+
+    #: (grids, simulated ms per apply), three of them, grids increasing
+    points: tuple[tuple[int, float], ...]
+    ms_per_grid: float
+    #: how far the line through the two larger points misses the smallest, relative
+    check_relative: float
+
+    def at(self, grids: int) -> float:
+        """The line's ms per apply of ``grids`` grids (of the same batch form)."""
+        last_grids, last_ms = self.points[-1]
+        return last_ms + self.ms_per_grid * (grids - last_grids)
+
+    def valid_at(self, grids: int) -> bool:
+        """``grids`` has the batch form of the fitted points: a multiple of their common
+        divisor, and no fewer than the smallest."""
+        counts = [g for g, _ in self.points]
+        return grids >= counts[0] and grids % math.gcd(*counts) == 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "points": [list(p) for p in self.points],
+            "ms_per_grid": self.ms_per_grid,
+            "check_relative": self.check_relative,
+        }
+
+
+def fit(points: list[tuple[int, float]] | tuple[tuple[int, float], ...]) -> Line:
+    """The line through the two larger of three (grids, ms) points, checked on the smallest."""
+    (g1, t1), (g2, t2), (g3, t3) = sorted(points)
+    per_grid = (t3 - t2) / (g3 - g2)
+    predicted_first = t2 - per_grid * (g2 - g1)
+    return Line(((g1, t1), (g2, t2), (g3, t3)), per_grid, (predicted_first - t1) / t1)
+
+
+def simulate_line(
+    run_of: Callable[[int], experiments.SimulatedRun],
+    counts: tuple[int, int, int],
+    machine: platforms.Machine,
+    cache: Path,
+    driver: Path,
+    timeout: float,
+) -> tuple[Line, dict[str, Any]]:
+    """The line of the runs ``run_of(G)`` at the grid counts ``counts`` (each simulated
+    once, through hybridfd.simulate.experiments' cache), and the driver's result row of
+    the largest."""
+    points = []
+    row: dict[str, Any] = {}
+    for grids in counts:
+        run = run_of(grids)
+        row = experiments.simulate(run, machine, cache, driver, timeout)
+        points.append((grids, row["median_ms"]))
+    return fit(points), row
+
+
+def line_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+    """Every variant of ``job`` on ``cores`` cores from its line, evaluated at
+    ``job["grids"]``: dicts as :func:`hybridfd.simulate.experiments.run_all` gives, each
+    with the ``line`` it came from (``Line.as_dict``)."""
+    from hybridfd.experiments import ExperimentInputError
+    from hybridfd.experiments._stencil import model_of
+
+    settings = job["simulate"]
+    machine = experiments.MACHINES[settings["platform"]]
+    grids = job["grids"]
+    measured = []
+    for variant in job["variants"]:
+        approach = variant["options"]["approach"]
+        model = model_of(approach)
+
+        if experiments.plan(variant, model, cores, job, settings["team_sync"]) is None:
+            continue  # not simulated at scale (experiments.placement)
+
+        def run_of(g: int, variant: dict[str, Any] = variant, model: str = model) -> experiments.SimulatedRun:
+            run = experiments.plan(variant, model, cores, dict(job, grids=g), settings["team_sync"])
+            assert run is not None  # placed for job["grids"]: the placement does not depend on the grids
+            return run
+
+        if set(variant["options"]) != {"approach"} or approach not in POINTS:
+            raise ExperimentInputError(
+                f"{variant['label']}: lines are fitted for the presets of {', '.join(POINTS)} (no --batches)"
+            )
+        counts = grid_counts(approach, cores)
+        experiments.check_large(run_of(counts[0]), cores, settings)
+        line, row = simulate_line(run_of, counts, machine, Path(settings["cache"]), Path(settings["driver"]), timeout)
+        if not line.valid_at(grids):
+            raise ExperimentInputError(
+                f"{variant['label']} on {cores} cores: {grids} grids are not of the batch form of its line's "
+                f"{', '.join(map(str, counts))} grids"
+            )
+        measured.append(dict(experiments.measured_row(run_of(grids), cores, row, line.at(grids)), line=line.as_dict()))
+    return measured
