@@ -396,14 +396,17 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     What a trial costs the tuner beyond computing its chunk, measured as
     :func:`hybridfd.tune.race` spends it, over a periodic box of TUNER_SUBGRID^3 points
     per rank cut along x among all ranks of ``comm``, float64, with the tuner's first
-    setting (flat double-buffered, batch 64): ``operator`` the median of ``repeats``
-    Operators built and freed (after one built first, which pays the first touch of
-    the process's memory); ``round`` the median of ``rounds`` x ``repeats`` race rounds,
-    each a barrier, a timed chunk of 64 grids, the reduction of the chunk's seconds to
-    rank 0 and the broadcast of rank 0's decision, less the chunk's own apply. A round
-    thus holds rank 0's wait for the slower rank after a chunk, as each round of a race
-    does. A larger problem's Operator costs more and its rounds wait longer: the tuner
-    raises both to the dearest it measures as it races.
+    setting (flat double-buffered, batch 64): ``round`` the median of ``rounds`` x
+    ``repeats`` race rounds, each a barrier, a timed chunk of 64 grids, the reduction of
+    the chunk's seconds to rank 0 and the broadcast of rank 0's decision, less the
+    chunk's own apply (so a round holds rank 0's wait for the slower rank after a chunk,
+    as each round of a race does); then ``operator`` the median of ``repeats``
+    Operators built and freed, once the rounds' grids are freed. That order matters:
+    a process that has freed arrays of a few MB has glibc serve an Operator's message
+    buffers from memory it kept (60-80 us here at 24^3), one that has not maps fresh
+    pages for each (2.0-2.6 ms); a tuning runs in a process that holds its grids. A
+    larger problem's Operator costs more and its rounds wait longer: the tuner raises
+    both to the dearest it measures as it races.
     """
     from mpi4py import MPI
 
@@ -418,13 +421,6 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     stencil = Stencil.laplace(2, 0.2)
     options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
     op = Operator(decomposition, stencil, **options)
-    builds = []
-    for _ in range(repeats):
-        comm.Barrier()
-        start = time.perf_counter()
-        other = Operator(decomposition, stencil, **options)
-        del other
-        builds.append(time.perf_counter() - start)
     a = np.ones(decomposition.local_shape(64))
     out = np.empty_like(a)
     op.apply(a, out)
@@ -439,6 +435,13 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
         comm.Reduce(np.array([chunk]), worst, op=MPI.MAX, root=0)
         comm.bcast(([0], 0) if comm.Get_rank() == 0 else None, root=0)
         spent.append(time.perf_counter() - start - chunk)
+    del op, a, out
+    builds = []
+    for _ in range(repeats):
+        comm.Barrier()
+        start = time.perf_counter()
+        Operator(decomposition, stencil, **options)  # built and freed at once
+        builds.append(time.perf_counter() - start)
     return comm.bcast((statistics.median(spent), statistics.median(builds)), root=0)
 
 
