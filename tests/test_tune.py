@@ -320,26 +320,33 @@ def test_a_spent_budget_leaves_the_model_s_choice_measured_once() -> None:
 
 
 def test_admission_by_hand() -> None:
-    # 1.0 s budget, 0.2 spent, Operators at 0.1 s; the first's chunk measured 1.0 s. Each
-    # entrant costs its Operator, its predicted excess and FIRST_MARGIN of the chunk:
-    # 0.1 + 0 + 0.15, 0.1 + 0.1 + 0.15, then 0.1 + 0.5 + 0.15, which no longer fits.
+    # 1.0 s budget, 0.2 spent, Operators at 0.1 s, no round cost; the first's chunk
+    # measured 1.0 s. Admitting anyone sets aside the first's tie-break chunk (0.15);
+    # each entrant costs its Operator and, per chunk, its predicted excess and
+    # FIRST_MARGIN of the chunk: 0.1 + 2 x 0.15, 0.1 + 2 x 0.25, then 0.1 + 0.65 (one
+    # chunk: the model puts it beyond the margin).
     c = pool()
     first = tune.Entrant(c[0], 1.0, samples=[1.0])
     waiting = [tune.Entrant(c[1], 1.0), tune.Entrant(c[2], 1.1), tune.Entrant(c[3], 1.5)]
-    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting) == 2
-    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 1  # alone it fits
-    assert tune.Budget(0.9, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 0
-    assert tune.Budget(0.44, lambda: 0.2, build=0.1).admits(first, waiting) == 0
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting) == 1
+    assert tune.Budget(1.3, lambda: 0.2, build=0.1).admits(first, waiting) == 1
+    assert tune.Budget(1.36, lambda: 0.2, build=0.1).admits(first, waiting) == 2
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 0
+    assert tune.Budget(1.21, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 1  # alone it fits
+    assert tune.Budget(0.74, lambda: 0.2, build=0.1).admits(first, waiting) == 0
     assert NEVER.admits(first, waiting) == 3
     # Before the first's chunk is timed, the model's prediction stands for it.
-    assert tune.Budget(0.26, build=0.1).admits(tune.Entrant(c[0], 1.0), waiting) == 1
+    assert tune.Budget(0.56, build=0.1).admits(tune.Entrant(c[0], 1.0), waiting) == 1
 
 
 def test_admission_charges_operators_and_rounds_by_hand() -> None:
     # 0.2 s spent; Operators at 0.1 s, rounds at 0.05 s; the first's chunk measured 1.0 s.
-    # An admission first sets aside the rounds it adds (MIN_SAMPLES x 0.05); each entrant
-    # costs its Operator, MIN_SAMPLES rounds for its chunks' collectives, its predicted
-    # excess and FIRST_MARGIN of the chunk: 0.35, 0.45, then 0.85.
+    # An admission first sets aside what it adds to the race: MIN_SAMPLES rounds and the
+    # first's tie-break chunk, FIRST_MARGIN of a chunk off its fastest (0.25). Each
+    # entrant costs its Operator, MIN_SAMPLES rounds for its chunks' collectives, and
+    # per chunk it runs its predicted excess plus FIRST_MARGIN of the chunk: two chunks
+    # while the model puts it within FIRST_MARGIN (0.5 and 0.7 here), else one (0.85),
+    # and its warm-up chunk, if any, on top (0.65).
     c = pool()
     first = tune.Entrant(c[0], 1.0, samples=[1.0])
     waiting = [tune.Entrant(c[1], 1.0), tune.Entrant(c[2], 1.1), tune.Entrant(c[3], 1.5)]
@@ -347,23 +354,25 @@ def test_admission_charges_operators_and_rounds_by_hand() -> None:
     def budget(seconds: float, round: float = 0.05) -> tune.Budget:
         return tune.Budget(seconds, lambda: 0.2, build=0.1, round=round)
 
-    assert budget(0.2).entrant_cost(first, 1.0, waiting[1]) == pytest.approx(0.45)
-    assert budget(0.2).race_cost() == pytest.approx(0.1)
-    assert budget(0.64).admits(first, waiting) == 0  # 0.44 left: 0.1 + 0.35 does not fit
-    assert budget(0.65).admits(first, waiting) == 1
-    assert budget(0.8).admits(first, waiting) == 1
-    assert budget(0.8, round=0.0).admits(first, waiting) == 2  # without the rounds, two would
-    assert budget(1.09).admits(first, waiting) == 1
-    assert budget(1.1).admits(first, waiting) == 2
-    assert budget(1.94).admits(first, waiting) == 2
-    assert budget(1.96).admits(first, waiting) == 3
+    assert budget(0.2).race_cost(1.0) == pytest.approx(0.25)
+    costs = [budget(0.2).entrant_cost(first, 1.0, e) for e in waiting]
+    assert costs == pytest.approx([0.5, 0.7, 0.85])
+    assert budget(0.2).entrant_cost(first, 1.0, tune.Entrant(c[1], 1.0, warm_up=True)) == pytest.approx(0.65)
+    assert budget(0.94).admits(first, waiting) == 0
+    assert budget(0.96).admits(first, waiting) == 1
+    assert budget(1.64).admits(first, waiting) == 1
+    assert budget(1.66).admits(first, waiting) == 2
+    assert budget(2.49).admits(first, waiting) == 2
+    assert budget(2.51).admits(first, waiting) == 3
+    # Without the rounds' collectives the same budget would admit more.
+    assert budget(1.36, round=0.0).admits(first, waiting) == 2
     # Before any chunk: the cheapest race is the first's round, the closing broadcast,
-    # the rounds an admission adds and the shortlist's second (0.45 with the model's
-    # 1.0 s chunk), or, alone on the shortlist, a transport variant predicted alike.
-    assert budget(0.2).race_estimate([first, *waiting[1:]]) == pytest.approx(0.1 + 0.1 + 0.45)
-    assert budget(0.2).race_estimate([first]) == pytest.approx(0.1 + 0.1 + 0.35)
-    assert budget(0.86).affords_race([first, *waiting[1:]])
-    assert not budget(0.84).affords_race([first, *waiting[1:]])
+    # what an admission adds and the shortlist's second (with the model's 1.0 s chunk),
+    # or, alone on the shortlist, a transport variant predicted alike.
+    assert budget(0.2).race_estimate([first, *waiting[1:]]) == pytest.approx(0.1 + 0.25 + 0.7)
+    assert budget(0.2).race_estimate([first]) == pytest.approx(0.1 + 0.25 + 0.5)
+    assert budget(1.26).affords_race([first, *waiting[1:]])
+    assert not budget(1.24).affords_race([first, *waiting[1:]])
     assert not budget(math.inf).affords_race([])
 
 

@@ -349,24 +349,33 @@ class Budget:
 
     def entrant_cost(self, first: Entrant, chunk: float, entrant: Entrant) -> float:
         """What ``entrant`` is expected to cost beyond useful work in a race led by
-        ``first`` whose chunk takes ``chunk`` seconds: its Operator, the collectives of
-        its MIN_SAMPLES timed chunks (a barrier each, counted as a whole round), and its
-        loss: its predicted excess over ``first`` plus FIRST_MARGIN of the chunk, the
-        loss beyond which the race drops an entrant after one chunk."""
-        loss = max(entrant.predicted - first.predicted, 0.0) + FIRST_MARGIN * chunk
-        return self.build + MIN_SAMPLES * self.round + loss
+        ``first`` whose chunk takes ``chunk`` seconds, by the race's own rules: its
+        Operator, the collectives of its timed chunks (a round's worth each: MIN_SAMPLES
+        of them, the most it runs), and the loss of each chunk it runs (its warm-up
+        chunk, if any, and its timed ones: MIN_SAMPLES if the model puts it within
+        FIRST_MARGIN of ``first``, which keeps it for the tie-break, else one), each
+        chunk losing its predicted excess over ``first`` plus FIRST_MARGIN of the chunk
+        (the model's error and the noise between chunks: the overhead counts every
+        chunk against the fastest one)."""
+        excess = max(entrant.predicted - first.predicted, 0.0)
+        timed = MIN_SAMPLES if excess < FIRST_MARGIN * chunk else 1
+        chunks = timed + (1 if entrant.warm_up else 0)
+        return self.build + MIN_SAMPLES * self.round + chunks * (excess + FIRST_MARGIN * chunk)
 
-    def race_cost(self) -> float:
-        """What admitting anyone costs beyond the entrants' own: the rounds the race then
-        runs after the first's (the admitted's round and the tie-break, MIN_SAMPLES)."""
-        return MIN_SAMPLES * self.round
+    def race_cost(self, chunk: float) -> float:
+        """What admitting anyone costs beyond the entrants' own, for chunks of ``chunk``
+        seconds: the rounds the race then runs after the first's (the admitted's round
+        and the tie-break: MIN_SAMPLES), and the first's chunks in them beyond its first
+        (MIN_SAMPLES - 1), each FIRST_MARGIN of a chunk off its fastest (the noise)."""
+        return MIN_SAMPLES * self.round + (MIN_SAMPLES - 1) * FIRST_MARGIN * chunk
 
     def admits(self, first: Entrant, waiting: Sequence[Entrant]) -> int:
         """How many of ``waiting``, in order, may join a race led by ``first``: as many
-        as what is left pays for, after the rounds they add (:meth:`race_cost`), each at
-        :meth:`entrant_cost` with ``first``'s chunk (its fastest, else the model's)."""
+        as what is left pays for, after what admitting anyone adds (:meth:`race_cost`),
+        each at :meth:`entrant_cost`, with ``first``'s chunk (its fastest, else the
+        model's)."""
         chunk = first.seconds() if first.samples else first.predicted
-        left = self.left() - self.race_cost()
+        left = self.left() - self.race_cost(chunk)
         count = 0
         for entrant in waiting:
             left -= self.entrant_cost(first, chunk, entrant)
@@ -382,7 +391,8 @@ class Budget:
         of the first (predicted alike)."""
         first = shortlist[0]
         second = shortlist[1] if len(shortlist) > 1 else first
-        return 2 * self.round + self.race_cost() + self.entrant_cost(first, first.predicted, second)
+        chunk = first.predicted
+        return 2 * self.round + self.race_cost(chunk) + self.entrant_cost(first, chunk, second)
 
     def affords_race(self, shortlist: Sequence[Entrant]) -> bool:
         """Whether what is left pays for :meth:`race_estimate`; if not, the model's pick
