@@ -286,3 +286,15 @@ def test_the_tuner_s_costs_are_rank_0_s_on_every_rank(comm):
     measured = calibrate.tuner_costs(comm, repeats=2, rounds=3)
     assert all(other == measured for other in comm.allgather(measured))
     assert 0 <= measured[0] < 0.1 and 0 < measured[1] < 1.0
+
+
+def test_the_calibrated_compute_time_is_the_slowest_rank_s(comm, monkeypatch):
+    # A collective apply goes at its slowest rank's pace, which the model predicts: the
+    # calibration keeps the largest C any rank measured, and every rank gets it.
+    from hybridfd.perfmodel import calibrate
+
+    monkeypatch.setattr(calibrate, "compute_per_point", lambda dtype, n, repeats: 1e-9 * (3 - comm.rank))
+    monkeypatch.setattr(calibrate, "pingpong", lambda comm, sizes, repeats: [2e-6 + s / 1e10 for s in sizes])
+    entry = calibrate.calibrate(comm, sizes=calibrate.SIZES[:4], subgrids=(8,), dtypes=("float64",), repeats=1)
+    assert entry["compute_per_point"]["float64"]["8"] == pytest.approx(3e-9)
+    assert all(other == entry["compute_per_point"] for other in comm.allgather(entry["compute_per_point"]))

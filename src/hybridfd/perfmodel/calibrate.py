@@ -6,7 +6,8 @@
   half-bandwidth size is where the measured s/T(s) first reaches B/2 (Fig. 3.1 reads it
   near 10^3 bytes on Blue Gene/P; for the fitted line it is l*B).
 - Compute time per point C, per dtype and sub-grid size, measured on every rank at once
-  (up to the host's cores, which share the memory bandwidth as in a job), from an apply
+  (up to the host's cores, which share the memory bandwidth as in a job) and kept as
+  the slowest rank's (the pace of a collective apply), from an apply
   with nothing to exchange (an Operator on ``MPI.COMM_SELF`` over a non-periodic box:
   the kernel reading the grids in place, as every apply does) over distinct grids
   spanning 96 MiB, so that they come from memory as in an apply of many grids.
@@ -476,14 +477,21 @@ def calibrate(
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     busy = local.Get_rank() < (os.cpu_count() or 1)
     local.Free()
-    compute: dict[str, dict[str, float]] = {dtype: {} for dtype in dtypes}
+    mine: dict[str, dict[str, float]] = {dtype: {} for dtype in dtypes}
     for dtype in dtypes:
         for n in subgrids:
             comm.Barrier()
             if busy:
-                compute[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
+                mine[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
+    # C is the slowest rank's: a collective apply goes at the pace of its slowest rank,
+    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone was the
+    # faster of two on this machine in 4 of 4 pairs traced (by 9-27 %), which left every
+    # prediction low by as much.
+    everyone = comm.gather(mine if busy else None, root=0)
     entry = None
     if comm.Get_rank() == 0:
+        busy_ranks = [c for c in everyone if c is not None]
+        compute = {dtype: {n: max(c[dtype][n] for c in busy_ranks) for n in mine[dtype]} for dtype in dtypes}
         # Rank 0 measures the other on-node costs alone, while the others wait, so they
         # are not slowed by ranks competing for the same cores.
         entry = {
