@@ -642,6 +642,24 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
     assert set(decision.parts) >= {"operators", "chunks", "decisions"}
 
 
+def test_auto_takes_the_model_s_pick_when_the_budget_pays_for_no_race(tmp_path) -> None:
+    # The first apply builds the model's pick and computes every grid with it: the same
+    # result as flat-original, and op.config says where the choice came from and why.
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "budget": 0.0}
+    a = np.random.default_rng(3).standard_normal(dec.local_shape(8))
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+    out = op.apply(a)
+    assert np.array_equal(out, hf.Operator(dec, stencil, approach="flat-original").apply(a))
+    config = op.config
+    assert config["approach_source"] == "model"
+    assert config["tuning"]["race"].startswith("none: ") and config["tuning"]["trials"] == []
+    assert config["tuning"]["grids_applied"] == 0 and config["tuning"]["measured_seconds"] is None
+
+
 def test_a_finished_tuning_is_freed_without_the_garbage_collector(tmp_path) -> None:
     # The winner's Operator lives in the Tuning until it is freed; were the Tuning in a
     # reference cycle, it would be freed whenever the collector ran, at a different
