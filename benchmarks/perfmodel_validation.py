@@ -159,6 +159,7 @@ def worker(quick: bool, repeats: int, trial_grids: int | None) -> None:
                             "grids_applied": c["tuning"]["grids_applied"],
                             "overhead_seconds": c["tuning"]["overhead_seconds"],
                             "parts": c["tuning"]["parts"],
+                            "source": c["approach_source"],
                         }
                         for c in decisions
                     ],
@@ -301,12 +302,12 @@ def main() -> int:
             f"{case['model_pick_vs_best']:.3f}x the best; {within} of {len(rows)} settings within 5 % of the best\n"
         )
         print(f"A job of {JOB_GRIDS} grids ({GRIDS} per apply) with approach='auto', tuned on its own grids:\n")
-        print("| tuning | chosen | chosen vs best | tuning s | grids computed by trials | overhead s |")
-        print("|---:|---|---:|---:|---:|---:|")
+        print("| tuning | chosen | by | chosen vs best | tuning s | grids computed by trials | overhead s |")
+        print("|---:|---|---|---:|---:|---:|---:|")
         for i, (decision, tuning) in enumerate(zip(case["decisions"], case["tunings"], strict=True), 1):
             print(
-                f"| {i} | {decision['setting']} | {tuning['vs_best']:.3f}x | {decision['tuning_seconds']:.3f} | "
-                f"{decision['grids_applied']} | {decision['overhead_seconds']:.3f} |"
+                f"| {i} | {decision['setting']} | {decision['source']} | {tuning['vs_best']:.3f}x | "
+                f"{decision['tuning_seconds']:.3f} | {decision['grids_applied']} | {decision['overhead_seconds']:.3f} |"
             )
         print(
             f"\njob time: auto {case['job_auto']:.3f} s, best setting {case['job_best']:.3f} s: tuning costs "

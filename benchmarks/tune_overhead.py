@@ -119,6 +119,11 @@ def worker(edges: list[int], dtypes: list[str], repeats: int) -> None:
                     "trial_grids": [c["tuning"]["trial_grids"] for c in decisions],
                     "unfinished": unfinished,
                     "settings": [f"{c['schedule']}/{c['transport']} b={c['batch']} n={c['slope']}" for c in decisions],
+                    "sources": [c["approach_source"] for c in decisions],
+                    "races": [c["tuning"]["race"] for c in decisions],
+                    "within_budget": sum(
+                        c["tuning"]["overhead_seconds"] <= c["tuning"]["budget_seconds"] for c in decisions
+                    ),
                     "build_and_first_chunk": build,
                     "presets": float(np.median(samples)),
                 }
@@ -160,7 +165,12 @@ def main() -> int:
             f"{case['grids_applied']}; entrants {case['trials']}; grids per trial chunk {case['trial_grids']}"
             + (f"; applies after the job to finish tuning: {case['unfinished']}" if case["unfinished"] else "")
         )
-        print(f"settings chosen: {'; '.join(case['settings'])}\n")
+        print(f"settings chosen: {'; '.join(case['settings'])}")
+        print(
+            f"overhead within its budget in {case['within_budget']} of {len(case['sources'])} tunings; "
+            f"decided by: {', '.join(case['sources'])}"
+        )
+        print(f"race (first tuning): {case['races'][0]}\n")
         print("| part | ms (median) |\n|---|---:|")
         for name, seconds in case["parts"].items():
             print(f"| {name} | {seconds * 1e3:.2f} |")

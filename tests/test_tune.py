@@ -320,19 +320,86 @@ def test_a_spent_budget_leaves_the_model_s_choice_measured_once() -> None:
 
 
 def test_admission_by_hand() -> None:
-    # 1.0 s budget, 0.2 spent, Operators at 0.1 s; the first's chunk measured 1.0 s. Each
-    # entrant costs its Operator, its predicted excess and FIRST_MARGIN of the chunk:
-    # 0.1 + 0 + 0.15, 0.1 + 0.1 + 0.15, then 0.1 + 0.5 + 0.15, which no longer fits.
+    # 1.0 s budget, 0.2 spent, Operators at 0.1 s, no round cost; the first's chunk
+    # measured 1.0 s. Admitting anyone sets aside the first's tie-break chunk (0.15);
+    # each entrant costs its Operator and, per chunk, its predicted excess and
+    # FIRST_MARGIN of the chunk: 0.1 + 2 x 0.15, 0.1 + 2 x 0.25, then 0.1 + 0.65 (one
+    # chunk: the model puts it beyond the margin).
     c = pool()
     first = tune.Entrant(c[0], 1.0, samples=[1.0])
     waiting = [tune.Entrant(c[1], 1.0), tune.Entrant(c[2], 1.1), tune.Entrant(c[3], 1.5)]
-    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting) == 2
-    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 1  # alone it fits
-    assert tune.Budget(0.9, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 0
-    assert tune.Budget(0.44, lambda: 0.2, build=0.1).admits(first, waiting) == 0
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting) == 1
+    assert tune.Budget(1.3, lambda: 0.2, build=0.1).admits(first, waiting) == 1
+    assert tune.Budget(1.36, lambda: 0.2, build=0.1).admits(first, waiting) == 2
+    assert tune.Budget(1.0, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 0
+    assert tune.Budget(1.21, lambda: 0.2, build=0.1).admits(first, waiting[2:]) == 1  # alone it fits
+    assert tune.Budget(0.74, lambda: 0.2, build=0.1).admits(first, waiting) == 0
     assert NEVER.admits(first, waiting) == 3
     # Before the first's chunk is timed, the model's prediction stands for it.
-    assert tune.Budget(0.26, build=0.1).admits(tune.Entrant(c[0], 1.0), waiting) == 1
+    assert tune.Budget(0.56, build=0.1).admits(tune.Entrant(c[0], 1.0), waiting) == 1
+
+
+def test_admission_charges_operators_and_rounds_by_hand() -> None:
+    # 0.2 s spent; Operators at 0.1 s, rounds at 0.05 s; the first's chunk measured 1.0 s.
+    # An admission first sets aside what it adds to the race: MIN_SAMPLES rounds and the
+    # first's tie-break chunk, FIRST_MARGIN of a chunk off its fastest (0.25). Each
+    # entrant costs its Operator, MIN_SAMPLES rounds for its chunks' collectives, and
+    # per chunk it runs its predicted excess plus FIRST_MARGIN of the chunk: two chunks
+    # while the model puts it within FIRST_MARGIN (0.5 and 0.7 here), else one (0.85),
+    # and its warm-up chunk, if any, on top (0.65).
+    c = pool()
+    first = tune.Entrant(c[0], 1.0, samples=[1.0])
+    waiting = [tune.Entrant(c[1], 1.0), tune.Entrant(c[2], 1.1), tune.Entrant(c[3], 1.5)]
+
+    def budget(seconds: float, round: float = 0.05) -> tune.Budget:
+        return tune.Budget(seconds, lambda: 0.2, build=0.1, round=round)
+
+    assert budget(0.2).race_cost(1.0) == pytest.approx(0.25)
+    costs = [budget(0.2).entrant_cost(first, 1.0, e) for e in waiting]
+    assert costs == pytest.approx([0.5, 0.7, 0.85])
+    assert budget(0.2).entrant_cost(first, 1.0, tune.Entrant(c[1], 1.0, warm_up=True)) == pytest.approx(0.65)
+    assert budget(0.94).admits(first, waiting) == 0
+    assert budget(0.96).admits(first, waiting) == 1
+    assert budget(1.64).admits(first, waiting) == 1
+    assert budget(1.66).admits(first, waiting) == 2
+    assert budget(2.49).admits(first, waiting) == 2
+    assert budget(2.51).admits(first, waiting) == 3
+    # Without the rounds' collectives the same budget would admit more.
+    assert budget(1.36, round=0.0).admits(first, waiting) == 2
+    # Before any chunk: the cheapest race is the first's round, the closing broadcast,
+    # what an admission adds and the shortlist's second (with the model's 1.0 s chunk),
+    # or, alone on the shortlist, a transport variant predicted alike.
+    assert budget(0.2).race_estimate([first, *waiting[1:]]) == pytest.approx(0.1 + 0.25 + 0.7)
+    assert budget(0.2).race_estimate([first]) == pytest.approx(0.1 + 0.25 + 0.5)
+    assert budget(1.26).affords_race([first, *waiting[1:]])
+    assert not budget(1.24).affords_race([first, *waiting[1:]])
+    assert not budget(math.inf).affords_race([])
+
+
+def test_another_round_pays_for_its_collectives() -> None:
+    # Two entrants within the first margin, one chunk each: another round loses 0.05 s
+    # and costs a round's collectives per entrant (2 x 0.05).
+    c = pool()
+    field = [tune.Entrant(c[0], 1.0, samples=[1.0]), tune.Entrant(c[1], 1.0, samples=[1.05])]
+    assert tune.verdict(field, (), tune.Budget(0.16, round=0.05)) == [0, 1]
+    assert tune.verdict(field, (), tune.Budget(0.14, round=0.05)) == [0]
+    assert tune.verdict(field, (), tune.Budget(0.06)) == [0, 1]  # no rounds: the loss alone
+
+
+def test_the_tuner_s_calibrated_costs_decide_whether_to_race(tmp_path) -> None:
+    # The same budget races when the calibrated round and Operator are cheap, and takes
+    # the model's pick without a race when they are dear (the fixed parts counted).
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    base = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    options = {"cache": False, "calibration": calibration, "threads": 1, "trials": 3, "budget": 30.0}
+    for operator, source in ((1e-4, "tuner"), (100.0, "model")):
+        calibrate.save({**base, "tuner_round": 1e-5, "tuner_operator": operator}, calibration)
+        decision = tune.tune(dec, stencil, 16, **options)
+        assert decision.source == source
+        assert decision.race.startswith("raced: " if source == "tuner" else "none: ")
+    calibrate.save({**base, "tuner_round": 20.0, "tuner_operator": 1e-4}, calibration)
+    assert tune.tune(dec, stencil, 16, **options).source == "model"
 
 
 def smooth(c: tune.Candidate) -> float:
@@ -343,32 +410,35 @@ def smooth(c: tune.Candidate) -> float:
     )
 
 
+@pytest.mark.parametrize("round_seconds", [0.0, 0.01])
 @pytest.mark.parametrize("model_error", [0.0, 0.08])
-def test_the_budget_bounds_the_overhead_on_a_synthetic_cost(model_error) -> None:
+def test_the_budget_bounds_the_overhead_on_a_synthetic_cost(model_error, round_seconds) -> None:
     # The overhead of a race on `smooth`, kept as Tuning keeps it: each Operator built
-    # (0.05 s) and each chunk's loss against the best setting raced. With an exact model
-    # every estimate is an upper bound, so the overhead stays within the budget plus the
-    # one Operator any choice needs; with a model 8 % off the order, the admission's
-    # margin (FIRST_MARGIN of a chunk per entrant) still covers it. More budget admits
-    # more entrants, and enough of it finds the best setting.
+    # (0.05 s), each timed chunk's collectives (a round's worth: its barrier and its
+    # share of the reduction and broadcast) and each chunk's loss against the best
+    # setting raced. With an exact model every estimate is an upper bound, so the
+    # overhead stays within the budget plus the one Operator and round any measured
+    # choice needs; with a model 8 % off the order, the admission's margin (FIRST_MARGIN
+    # of a chunk per entrant) still covers it. More budget admits more entrants, and
+    # enough of it finds the best setting.
     build = 0.05
     ranked = tune.rank(pool(64, 1), lambda c: smooth(c) * (1 + model_error * (c.batch != 8)))
     raced_counts = []
     for seconds in (0.0, 0.1, 0.2, 0.4, 1.0, math.inf):
         field = entrants(ranked, 6)
         ledger = {"overhead": 0.0, "built": set()}
-        budget = tune.Budget(seconds, lambda ledger=ledger: ledger["overhead"], build)
+        budget = tune.Budget(seconds, lambda ledger=ledger: ledger["overhead"], build, round_seconds)
         best = min(smooth(e.candidate) for e in field)
 
         def cost(c: tune.Candidate, ledger: dict = ledger, best: float = best) -> float:
             if c not in ledger["built"]:
                 ledger["built"].add(c)
                 ledger["overhead"] += build
-            ledger["overhead"] += smooth(c) - best
+            ledger["overhead"] += smooth(c) - best + round_seconds
             return smooth(c)
 
         winner, requests = drive(tune.race(MPI.COMM_SELF, field, budget), cost)
-        assert ledger["overhead"] <= seconds + build
+        assert ledger["overhead"] <= seconds + build + round_seconds
         raced_counts.append(len(ledger["built"]))
         if seconds == math.inf:
             assert smooth(winner.candidate) == best
@@ -480,6 +550,12 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     # A file from before the hidden share was measured keeps Fig. 5.2's assumption.
     assert costs.hidden_share == 1.0
     assert calibrate.costs({**entry, "hidden_share": 0.25}, "float64", 80**3).hidden_share == 0.25
+    # Nor had it the tuner's costs: the tuner then counts only what it measures.
+    assert (costs.tuner_round, costs.tuner_operator) == (0.0, 0.0)
+    tuner = calibrate.costs({**entry, "tuner_round": 4e-5, "tuner_operator": 2e-4}, "float64", 80**3)
+    assert (tuner.tuner_round, tuner.tuner_operator) == (4e-5, 2e-4)
+    with pytest.raises(StoreProblem, match="tuner_round: -1 is less than the minimum of 0"):
+        calibrate.save({**entry, "tuner_round": -1}, path)
     with pytest.raises(ValueError, match="no compute time for dtype 'complex128'"):
         calibrate.costs(entry, "complex128", 10)
     data = json.loads(path.read_text())
@@ -549,7 +625,9 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
     calibration = tmp_path / "calibration.json"
     entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
     calibrate.save(entry, calibration)
-    options = {"cache": False, "calibration": calibration, "threads": 1}
+    # A budget that pays for a race (this box's default one cannot: see
+    # test_the_budget_sets_how_many_candidates_are_measured).
+    options = {"cache": False, "calibration": calibration, "threads": 1, "budget": 60.0}
     for grids, trial_grids, chunk in ((64, None, 64), (4, None, 4), (1000, None, tune.MAX_TRIAL_GRIDS), (64, 16, 16)):
         tuning = tune.Tuning(dec, stencil, grids, trial_grids=trial_grids, **options)
         assert tuning.chunk == chunk
@@ -562,6 +640,24 @@ def test_the_trial_chunk_is_the_apply_s_own_grids_on_small_grids(tmp_path) -> No
     assert decision.trial_grids == 32 and decision.summary()["trial_grids"] == 32
     assert "warm-up chunks" not in decision.parts
     assert set(decision.parts) >= {"operators", "chunks", "decisions"}
+
+
+def test_auto_takes_the_model_s_pick_when_the_budget_pays_for_no_race(tmp_path) -> None:
+    # The first apply builds the model's pick and computes every grid with it: the same
+    # result as flat-original, and op.config says where the choice came from and why.
+    dec, stencil = problem()
+    calibration = tmp_path / "calibration.json"
+    entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
+    calibrate.save(entry, calibration)
+    options = {"cache": False, "calibration": calibration, "budget": 0.0}
+    a = np.random.default_rng(3).standard_normal(dec.local_shape(8))
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, tune_options=options)
+    out = op.apply(a)
+    assert np.array_equal(out, hf.Operator(dec, stencil, approach="flat-original").apply(a))
+    config = op.config
+    assert config["approach_source"] == "model"
+    assert config["tuning"]["race"].startswith("none: ") and config["tuning"]["trials"] == []
+    assert config["tuning"]["grids_applied"] == 0 and config["tuning"]["measured_seconds"] is None
 
 
 def test_a_finished_tuning_is_freed_without_the_garbage_collector(tmp_path) -> None:
@@ -621,6 +717,12 @@ def test_an_operator_holds_message_buffers_only_for_faces_that_carry_messages() 
     np.testing.assert_array_equal(op.apply(a), reference)
 
 
+def test_the_tuner_s_costs_are_measured() -> None:
+    # One rank: its Operator built and freed, and a round's collectives on itself.
+    round_seconds, operator_seconds = calibrate.tuner_costs(MPI.COMM_SELF, repeats=2, rounds=3)
+    assert 0 <= round_seconds < 0.1 and 0 < operator_seconds < 1.0
+
+
 def test_one_rank_hides_every_transfer() -> None:
     # No partner, no message: the share stays Fig. 5.2's (the exchange is measured
     # between ranks 0 and 1 only).
@@ -671,8 +773,9 @@ def test_command_lines_help_and_reject_bad_options(module) -> None:
 
 def test_the_budget_sets_how_many_candidates_are_measured(tmp_path) -> None:
     # By default the budget is BUDGET_SHARE of the model's time for JOB_GRIDS grids at
-    # its best setting; a budget of 0 measures the model's choice on one chunk and no
-    # other; a large one races the whole shortlist.
+    # its best setting: on this box (the model's job of 500 grids takes microseconds)
+    # it cannot pay for a race, nor can a budget of 0: the model's pick is taken
+    # unmeasured, and the decision says so; a large budget races the whole shortlist.
     dec, stencil = problem()
     calibration = tmp_path / "calibration.json"
     entry = {**calibration_entry(), "host": host_name(), "mpi_library": calibrate.mpi_library(), "ranks": 1}
@@ -680,11 +783,16 @@ def test_the_budget_sets_how_many_candidates_are_measured(tmp_path) -> None:
     options = {"cache": False, "calibration": calibration, "threads": 1, "trials": 3}
     tuning = tune.Tuning(dec, stencil, 16, job_grids=500, **options)
     best = tuning._shortlist[0].predicted
-    assert tuning._budget.seconds == pytest.approx(tune.BUDGET_SHARE * 500 * best / tuning.chunk)
-    none = tune.tune(dec, stencil, 16, budget=0.0, **options)
-    assert [t.candidate for t in none.trials] == [tuning._shortlist[0].candidate]
-    assert none.trials[0].measured is not None and none.candidate == tuning._shortlist[0].candidate
-    assert len(tune.tune(dec, stencil, 16, budget=60.0, **options).trials) == 3
+    assert tuning.decision.budget_seconds == pytest.approx(tune.BUDGET_SHARE * 500 * best / tuning.chunk)
+    for budget in (None, 0.0):
+        none = tune.tune(dec, stencil, 16, budget=budget, **options)
+        assert (none.source, none.trials, none.measured, none.grids_applied) == ("model", [], None, 0)
+        assert none.candidate == tuning._shortlist[0].candidate
+        assert none.race.startswith("none: ") and "cannot pay for the cheapest race" in none.race
+        assert none.summary()["race"] == none.race and none.overhead_seconds == none.tuning_seconds
+        assert set(none.parts) == {"setup", "calibration", "ranking"}
+    raced = tune.tune(dec, stencil, 16, budget=60.0, **options)
+    assert (raced.source, len(raced.trials)) == ("tuner", 3) and raced.race.startswith("raced: ")
 
 
 def test_a_budget_that_admits_no_entrant_races_no_transport() -> None:

@@ -198,7 +198,8 @@ class Operator:
         (needed) and mpi_thread_level (provided), placement, schedule, transport, batch,
         slope, slope_kind, progress, and ``mapping`` (the decomposition's strategy,
         topology and metrics per grid for this stencil, or None). With ``approach="auto"``
-        also ``approach_source`` ("tuner" or "cache"; None before the first apply tuned)
+        also ``approach_source`` ("tuner", "model" where the budget paid for no race, or
+        "cache"; None before the first apply tuned)
         and ``tuning`` (cache status, tuning time, predicted and measured seconds of the
         trials)."""
         if self._core is None:

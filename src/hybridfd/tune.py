@@ -13,9 +13,11 @@
    ``Operator(approach="auto")`` runs the trials on its first applies' own grids
    (:class:`Tuning`): tuning costs what the slower candidates lose on them and some
    fixed costs, not a separate benchmark. That overhead has a budget (:class:`Budget`;
-   by default 5 % of the model's time for a job of 1,000 grids): an entrant joins a
-   race, and a race runs another round, only if the budget affords what it is expected
-   to cost, so a budget too small for any trial leaves the model's choice. Rank 0
+   by default 5 % of the model's time for a job of 1,000 grids): a race is held, an
+   entrant joins it, and a race runs another round, only if the budget affords what it
+   is expected to cost, its Operators and collectives included (calibrated, then
+   measured), so a budget too small for a race leaves the model's pick, unmeasured
+   (``source`` "model"; ``Decision.race`` says why). Rank 0
    alone plans (one broadcast), decides (who joins, who goes on, which candidate wins;
    one broadcast per round) and broadcasts the result, so every rank takes the same
    path and the same winner even when their clocks disagree.
@@ -112,7 +114,9 @@ class Decision:
     candidate: Candidate
     predicted: float
     measured: float | None
-    source: str  # "tuner" or "cache"
+    # "tuner" (raced), "model" (the model's pick: the budget could not pay for a race;
+    # see ``race``) or "cache"
+    source: str
     tuning_seconds: float
     trials: list[Trial] = field(default_factory=list)
     cache_status: str = ""
@@ -125,6 +129,9 @@ class Decision:
     # Where rank 0's tuning_seconds went (see Tuning.parts), summing to tuning_seconds.
     parts: dict[str, float] = field(default_factory=dict)
     budget_seconds: float | None = None  # the overhead budget it was given (Budget)
+    # Why there was a race or none: what the budget had left after the fixed costs
+    # against what the cheapest race was estimated to cost (Budget.affords_race).
+    race: str = ""
 
     def summary(self) -> dict:
         return {
@@ -136,6 +143,7 @@ class Decision:
             "trial_grids": self.trial_grids,
             "parts": dict(self.parts),
             "budget_seconds": self.budget_seconds,
+            "race": self.race,
             "predicted_seconds": self.predicted,
             "measured_seconds": self.measured,
             "trials": [
@@ -318,34 +326,78 @@ class Budget:
     The overhead is what tuning costs beyond computing its trial grids at the winner's
     speed: the fixed costs (calibration, ranking, decisions), the entrants' Operators and
     what the slower entrants lose on their chunks. Every step that spends some asks
-    first: an entrant joins a race only if its Operator (``build``, the driver's last
-    measured one) and its expected loss fit in what is left (:meth:`admits`), and a race
-    runs another round only if what its followers lost on the last one does
-    (:func:`verdict`). So the overhead stays within ``seconds`` give or take the error
-    of one such estimate. ``spent()`` is the overhead so far.
+    first, with what it will really cost: a race is held at all only if the budget left
+    after the fixed costs pays for one entrant beyond the model's pick and the rounds it
+    adds (:meth:`affords_race`, before any chunk); an entrant joins a race only if its
+    Operator, its chunks' collectives and its expected loss fit in what is left
+    (:meth:`admits`); and a race runs another round only if what its followers lost on
+    the last one and the round's collectives do (:func:`verdict`). So the overhead stays
+    within ``seconds`` give or take the error of one such estimate. ``spent()`` is the
+    overhead so far; ``build`` one entrant's Operator built and freed, and ``round`` one
+    race round's collectives on rank 0 (a timed chunk's barrier, the reduction, the
+    broadcast): the calibrated costs (:func:`hybridfd.perfmodel.calibrate.tuner_costs`),
+    each raised to the dearest this tuning measures (:class:`Tuning`).
     """
 
     seconds: float
     spent: Callable[[], float] = lambda: 0.0
     build: float = 0.0
+    round: float = 0.0
 
     def left(self) -> float:
         return self.seconds - self.spent()
 
+    def entrant_cost(self, first: Entrant, chunk: float, entrant: Entrant) -> float:
+        """What ``entrant`` is expected to cost beyond useful work in a race led by
+        ``first`` whose chunk takes ``chunk`` seconds, by the race's own rules: its
+        Operator, the collectives of its timed chunks (a round's worth each: MIN_SAMPLES
+        of them, the most it runs), and the loss of each chunk it runs (its warm-up
+        chunk, if any, and its timed ones: MIN_SAMPLES if the model puts it within
+        FIRST_MARGIN of ``first``, which keeps it for the tie-break, else one), each
+        chunk losing its predicted excess over ``first`` plus FIRST_MARGIN of the chunk
+        (the model's error and the noise between chunks: the overhead counts every
+        chunk against the fastest one)."""
+        excess = max(entrant.predicted - first.predicted, 0.0)
+        timed = MIN_SAMPLES if excess < FIRST_MARGIN * chunk else 1
+        chunks = timed + (1 if entrant.warm_up else 0)
+        return self.build + MIN_SAMPLES * self.round + chunks * (excess + FIRST_MARGIN * chunk)
+
+    def race_cost(self, chunk: float) -> float:
+        """What admitting anyone costs beyond the entrants' own, for chunks of ``chunk``
+        seconds: the rounds the race then runs after the first's (the admitted's round
+        and the tie-break: MIN_SAMPLES), and the first's chunks in them beyond its first
+        (MIN_SAMPLES - 1), each FIRST_MARGIN of a chunk off its fastest (the noise)."""
+        return MIN_SAMPLES * self.round + (MIN_SAMPLES - 1) * FIRST_MARGIN * chunk
+
     def admits(self, first: Entrant, waiting: Sequence[Entrant]) -> int:
-        """How many of ``waiting``, in order, may join a race led by ``first``. Each costs
-        an Operator and its expected loss: its predicted excess over ``first`` plus
-        FIRST_MARGIN of ``first``'s chunk (its fastest, else the model's), the loss
-        beyond which the race drops an entrant after one chunk."""
+        """How many of ``waiting``, in order, may join a race led by ``first``: as many
+        as what is left pays for, after what admitting anyone adds (:meth:`race_cost`),
+        each at :meth:`entrant_cost`, with ``first``'s chunk (its fastest, else the
+        model's)."""
         chunk = first.seconds() if first.samples else first.predicted
-        left = self.left()
+        left = self.left() - self.race_cost(chunk)
         count = 0
         for entrant in waiting:
-            left -= self.build + max(entrant.predicted - first.predicted, 0.0) + FIRST_MARGIN * chunk
+            left -= self.entrant_cost(first, chunk, entrant)
             if left < 0:
                 break
             count += 1
         return count
+
+    def race_estimate(self, shortlist: Sequence[Entrant]) -> float:
+        """Before any chunk: what the cheapest race costs, beyond the fixed costs spent so
+        far: the first's round and the closing broadcast (a round each), the rounds an
+        admission adds, and one entrant: the shortlist's second, else a transport variant
+        of the first (predicted alike)."""
+        first = shortlist[0]
+        second = shortlist[1] if len(shortlist) > 1 else first
+        chunk = first.predicted
+        return 2 * self.round + self.race_cost(chunk) + self.entrant_cost(first, chunk, second)
+
+    def affords_race(self, shortlist: Sequence[Entrant]) -> bool:
+        """Whether what is left pays for :meth:`race_estimate`; if not, the model's pick
+        is taken without a race (no chunk timed, no collective beyond the plan's)."""
+        return bool(shortlist) and self.race_estimate(shortlist) <= self.left()
 
 
 # The budget by default (issue 13: tuning under 5 % of a 1,000-grid job): BUDGET_SHARE of
@@ -402,8 +454,10 @@ def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], budget: Budget
     refused and the not yet measured, and every entrant clearly beaten (slower than the
     leader by more than :func:`race_margin` of the noise measured on ``history`` and
     ``alive``). The leader alone goes on when the rest are tied with it (within the
-    margin, each with MIN_SAMPLES chunks), or when another round would lose more than
-    the ``budget`` has left: what the followers lost against the leader on this one."""
+    margin, each with MIN_SAMPLES chunks), or when another round would cost more than
+    the ``budget`` has left: what the followers lost against the leader on this one,
+    and the round's collectives (one round's worth per entrant in it: its chunk's
+    barrier, and the reduction and broadcast once)."""
     runnable = sorted((i for i, e in enumerate(alive) if not e.refused and e.samples), key=lambda i: alive[i].seconds())
     if not runnable:
         return []
@@ -413,7 +467,7 @@ def verdict(alive: Sequence[Entrant], history: Sequence[Entrant], budget: Budget
     if all(len(alive[i].samples) >= MIN_SAMPLES for i in keep):
         return keep[:1]
     loss = sum(alive[i].seconds() - lead for i in keep[1:])
-    return keep if loss <= budget.left() else keep[:1]
+    return keep if loss + len(keep) * budget.round <= budget.left() else keep[:1]
 
 
 def race(
@@ -431,7 +485,8 @@ def race(
     trial chunk alone, unless it ran one already; then rank 0 admits as many of the
     others as its ``budget`` affords (:meth:`Budget.admits`, with the first's chunk and
     the last Operator measured; none if ``worth(first)`` is false), so a budget too
-    small for any trial leaves the model's choice, measured on one chunk. The next
+    small for any entrant leaves the first, measured on one chunk (:class:`Tuning`
+    holds no race at all where the budget cannot pay for one). The next
     round times the admitted entrants, the rounds after it every entrant still in, one
     chunk each (after one untimed chunk the first time, for an entrant with
     ``warm_up``); after each round rank 0, given the slowest rank's
@@ -671,9 +726,12 @@ class Tuning:
 
     That cost, the overhead, is bounded by a budget (:class:`Budget`): ``budget``
     seconds, by default BUDGET_SHARE (5 %) of the model's time for a job of
-    ``job_grids`` grids (default JOB_GRIDS, 1,000) at its best setting. Entrants join
-    a race only while the budget affords their Operator and expected loss, so a budget
-    too small for any trial leaves the model's choice, measured on one chunk.
+    ``job_grids`` grids (default JOB_GRIDS, 1,000) at its best setting. Before any
+    chunk rank 0 asks whether what is left after the fixed costs pays for the cheapest
+    race (:meth:`Budget.affords_race`, with the calibrated round and Operator); if not,
+    the model's pick is the decision at once (``source`` "model", no chunk timed, no
+    collective beyond the plan's broadcast). Otherwise entrants join a race only while
+    the budget affords their Operator, collectives and expected loss.
     """
 
     def __init__(
@@ -727,6 +785,7 @@ class Tuning:
         # decisions (the races' reductions and broadcasts).
         self.parts: dict[str, float] = {}
         self._unbudgeted = 0.0  # a quick calibration's seconds: they come on top of the budget
+        self._tuner_costs = (0.0, 0.0)  # rank 0: the calibrated Operator and round (Budget)
         whole, costs, mark = None, None, began
 
         def planned() -> tuple:
@@ -743,7 +802,25 @@ class Tuning:
             )
             problem = replace(whole, grids=the_plan.chunk)
             self._transport_share = lambda c: transport_share(costs, problem, c)
-            return ("plan", the_plan, self._status)
+            # Before any chunk: can what is left after the fixed costs so far (the plan's
+            # broadcast to come counted as a round) pay for the cheapest race?
+            ahead = Budget(
+                the_plan.budget,
+                lambda: time.perf_counter() - began - self._unbudgeted,
+                costs.tuner_operator,
+                costs.tuner_round,
+            )
+            self._tuner_costs = (costs.tuner_operator, costs.tuner_round)
+            estimate = ahead.race_estimate([Entrant(c, p) for c, p in the_plan.shortlist]) + ahead.round
+            left = ahead.left()
+            racing = estimate <= left
+            verb = "pays" if racing else "cannot pay"
+            race = f"{left * 1e3:.3f} ms of the budget left {verb} for the cheapest race ({estimate * 1e3:.3f} ms)"
+            if racing:
+                return ("plan", the_plan, self._status, race, None)
+            self._charge("ranking", mark)
+            account = (time.perf_counter() - began, dict(self.parts))
+            return ("plan", the_plan, self._status, "none: " + race, account)
 
         # Rank 0 alone looks up, calibrates and ranks, then sends the others one message:
         # the cache's answer, the plan, or (no usable calibration file) a call to a quick
@@ -794,7 +871,7 @@ class Tuning:
             mark = self._charge("calibration", mark)
             self._unbudgeted += mark
             message = comm.bcast(planned() if root else None, root=0)
-        _, the_plan, self._status = message
+        _, the_plan, self._status, self._race, account = message
         if not root:
             self._transport_share = lambda c: 0.0  # only rank 0's is asked
         self.chunk = the_plan.chunk
@@ -807,6 +884,24 @@ class Tuning:
         # entrant, a quarter of a 1,000-grid job, and measured nothing there.
         warm_up = self.chunk < int(grids)
         self._shortlist = [Entrant(c, p, warm_up=warm_up) for c, p in the_plan.shortlist]
+        if account is not None:  # no race: the model's pick, rank 0's account of it
+            seconds, parts = account
+            (candidate, prediction), *_ = the_plan.shortlist
+            self.decision = Decision(
+                candidate,
+                prediction,
+                None,
+                "model",
+                seconds,
+                cache_status=self._status,
+                overhead_seconds=seconds,
+                parts=parts,
+                budget_seconds=the_plan.budget,
+                race=self._race,
+            )
+            if self._path is not None and root:
+                cache_store(self._path, self._key, self.decision)
+            return
         self._fastest = the_plan.shortlist[0][1]  # seconds per chunk: the model's until measured
         # Through a weak reference: a bound method would make a cycle that keeps a
         # finished Tuning, and the winner's Operator it holds, alive until the garbage
@@ -814,7 +909,8 @@ class Tuning:
         # a one-sided transport frees its window, a collective (a deadlock seen in
         # tests/mpi/test_tune.py).
         tuning = weakref.ref(self)
-        self._budget = Budget(the_plan.budget, lambda: tuning()._overhead())
+        self._budget = Budget(the_plan.budget, lambda: tuning()._overhead(), *self._tuner_costs)
+        self._builds: dict[Candidate, float] = {}  # each Operator's build, then its free added
         self._transports = registries["transport"]
         self._operators: dict[Candidate, object | None] = {}
         self._refusal = ""  # why the first refused candidate was refused
@@ -851,7 +947,10 @@ class Tuning:
     def _retire(self, candidate: Candidate) -> None:
         mark = time.perf_counter()
         self._operators.pop(candidate, None)
-        self._retiring += self._charge("operators", mark) - mark
+        freed = self._charge("operators", mark) - mark
+        self._retiring += freed
+        built = self._builds.get(candidate, 0.0) + freed
+        self._budget.build = max(self._budget.build, built)
 
     def _run(self) -> Generator[Request, float | None, None]:
         winner, entrants = yield from tournament(
@@ -877,11 +976,13 @@ class Tuning:
             self._status,
             parts=parts,
             budget_seconds=self._budget.seconds,
+            race="raced: " + self._race,
         )
 
     def _operator(self, candidate: Candidate) -> object | None:
-        """The candidate's Operator, made at its first request; None if refused. Its
-        build time is what the budget expects the next one to cost."""
+        """The candidate's Operator, made at its first request; None if refused. The
+        budget expects the next one to cost the dearest built (and freed) so far, or the
+        calibrated one if that is dearer."""
         from hybridfd.operator import Operator
 
         if candidate not in self._operators:
@@ -891,7 +992,8 @@ class Tuning:
             except ValueError as refusal:
                 self._operators[candidate] = None  # raised on every rank alike (the core agrees)
                 self._refusal = self._refusal or f"{candidate.label()}: {refusal}"
-            self._budget.build = time.perf_counter() - began
+            self._builds[candidate] = time.perf_counter() - began
+            self._budget.build = max(self._budget.build, self._builds[candidate])
         return self._operators[candidate]
 
     def feed(self, a: np.ndarray, out: np.ndarray, phases: object = None) -> int:
@@ -910,14 +1012,17 @@ class Tuning:
                 mark = time.perf_counter()
                 op = self._operator(candidate)
                 mark = self._charge("operators", mark)
-                seconds = None
+                seconds, barrier = None, 0.0
                 if op is not None:
                     count = min(self.chunk, grids - done)
                     part = slice(done, done + count)
                     if timed:
                         # Every rank starts the chunk together: its time is the apply's,
-                        # not a rank's lateness from the previous decision.
+                        # not a rank's lateness from the previous decision. The barrier
+                        # is a decision's collective (Budget.round).
                         self.comm.Barrier()
+                        now = self._charge("decisions", mark)
+                        barrier, mark = now - mark, now
                     start = time.perf_counter()
                     op.apply(a[part], out[part], phases)
                     seconds = (time.perf_counter() - start) * self.chunk / count
@@ -938,7 +1043,10 @@ class Tuning:
                     self._failure = failure
                     raise
                 finally:
-                    self._charge("decisions", mark + self._retiring)
+                    # A round's collectives as measured (the reduction and broadcast, and
+                    # this chunk's barrier): the budget expects the dearest so far.
+                    spent = self._charge("decisions", mark + self._retiring) - mark - self._retiring
+                    self._budget.round = max(self._budget.round, spent + barrier)
         finally:
             self._seconds += time.perf_counter() - self._feed_began
         if finished:
@@ -1200,6 +1308,8 @@ def main(argv: list[str] | None = None) -> int:
         console.print(f"tuning time: {decision.tuning_seconds:.3f} s")
         if decision.budget_seconds is not None:
             console.print(f"overhead budget: {decision.budget_seconds * 1e3:.1f} ms")
+        if decision.race:
+            console.print(f"race: {decision.race}")
         if decision.parts:
             parts = ", ".join(f"{name} {seconds * 1e3:.1f}" for name, seconds in decision.parts.items())
             console.print(f"where it went (rank 0, ms): {parts}")

@@ -255,14 +255,46 @@ def test_all_ranks_admit_the_same_entrants_when_their_budgets_differ(comm):
 
 
 def test_a_budgeted_tuning_agrees_on_every_rank(comm, directory):
-    # The default budget (5 % of a 1,000-grid job by the model) and a zero one: whatever
-    # each rank's clock says, every rank reports the same choice, trials and time.
+    # The default budget (5 % of a 1,000-grid job by the model), a zero one and a large
+    # one: whatever each rank's clock says, every rank reports the same choice, trials,
+    # time and race (rank 0 alone decides whether the budget pays for one: the first
+    # two cannot on this box, the model's pick is taken without a chunk timed).
     dec = hf.Decomposition(hf.Domain((16, 12, 10)), comm)
     stencil = hf.Stencil.laplace(2, 0.3)
-    for budget in (None, 0.0):
+    for budget in (None, 0.0, 60.0):
         options = {"cache": False, "calibration": directory / "calibration.json", "budget": budget}
         decision = tune.tune(dec, stencil, 8, threads=1, **options)
-        mine = (decision.candidate, [t.candidate for t in decision.trials], decision.tuning_seconds, decision.parts)
+        mine = (
+            decision.candidate,
+            [t.candidate for t in decision.trials],
+            decision.tuning_seconds,
+            decision.parts,
+            decision.source,
+            decision.race,
+        )
         assert all(other == mine for other in comm.allgather(mine))
-        if budget == 0.0:
-            assert len(decision.trials) == 1
+        if budget == 60.0:
+            assert decision.source == "tuner" and decision.trials and decision.race.startswith("raced: ")
+        else:
+            assert (decision.source, decision.trials) == ("model", [])
+            assert decision.race.startswith("none: ")
+
+
+def test_the_tuner_s_costs_are_rank_0_s_on_every_rank(comm):
+    from hybridfd.perfmodel import calibrate
+
+    measured = calibrate.tuner_costs(comm, repeats=2, rounds=3)
+    assert all(other == measured for other in comm.allgather(measured))
+    assert 0 <= measured[0] < 0.1 and 0 < measured[1] < 1.0
+
+
+def test_the_calibrated_compute_time_is_the_slowest_rank_s(comm, monkeypatch):
+    # A collective apply goes at its slowest rank's pace, which the model predicts: the
+    # calibration keeps the largest C any rank measured, and every rank gets it.
+    from hybridfd.perfmodel import calibrate
+
+    monkeypatch.setattr(calibrate, "compute_per_point", lambda dtype, n, repeats: 1e-9 * (3 - comm.rank))
+    monkeypatch.setattr(calibrate, "pingpong", lambda comm, sizes, repeats: [2e-6 + s / 1e10 for s in sizes])
+    entry = calibrate.calibrate(comm, sizes=calibrate.SIZES[:4], subgrids=(8,), dtypes=("float64",), repeats=1)
+    assert entry["compute_per_point"]["float64"]["8"] == pytest.approx(3e-9)
+    assert all(other == entry["compute_per_point"] for other in comm.allgather(entry["compute_per_point"]))

@@ -6,7 +6,8 @@
   half-bandwidth size is where the measured s/T(s) first reaches B/2 (Fig. 3.1 reads it
   near 10^3 bytes on Blue Gene/P; for the fitted line it is l*B).
 - Compute time per point C, per dtype and sub-grid size, measured on every rank at once
-  (up to the host's cores, which share the memory bandwidth as in a job), from an apply
+  (up to the host's cores, which share the memory bandwidth as in a job) and kept as
+  the slowest rank's (the pace of a collective apply), from an apply
   with nothing to exchange (an Operator on ``MPI.COMM_SELF`` over a non-periodic box:
   the kernel reading the grids in place, as every apply does) over distinct grids
   spanning 96 MiB, so that they come from memory as in an apply of many grids.
@@ -23,6 +24,9 @@
 - The share of a transfer that moves while the ranks compute without calling MPI
   (:func:`hidden_share`): 1 where the network progresses messages by itself, as Fig.
   5.2 assumes; near 0 where the MPI library moves them only inside its calls.
+- The tuner's own costs per trial (:func:`tuner_costs`): one race round's collectives
+  and one entrant's Operator built and freed, which the tuner's budget charges to every
+  trial it considers.
 
 Results go to a JSON file keyed by host, MPI library and rank count, validated on load.
 Run on the ranks to calibrate for::
@@ -49,6 +53,8 @@ from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
 FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: packing, apply compute
+# (tuner_round and tuner_operator were added as optional fields: a /4 file without them
+# stays valid, and the tuner then counts only what it measures itself.)
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -105,6 +111,8 @@ ENTRY_SCHEMA = {
         "sync": _NUMBER,
         "per_message": _NUMBER,
         "hidden_share": {"type": "number", "minimum": 0, "maximum": 1},
+        "tuner_round": _NUMBER,
+        "tuner_operator": _NUMBER,
         "cores": {"type": "integer", "minimum": 1},
         "ranks_per_host": {"type": "integer", "minimum": 1},
     },
@@ -376,6 +384,68 @@ def hidden_share(comm: object, nbytes: int = 1 << 20, repeats: int = 5) -> float
     return comm.bcast(share, root=0)
 
 
+# The tuner's round and Operator are measured on this sub-grid per rank: a small problem,
+# where a 1,000-grid job is short and the budget tight enough for them to matter (a
+# round's wait for the slower rank grows with the chunk: on this machine 20-90 us after
+# chunks of 8^3-16^3 grids, 130-260 us after 24^3 ones).
+TUNER_SUBGRID = 24
+
+
+def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float, float]:
+    """Collective: (round, operator), rank 0's seconds, which every rank returns.
+
+    What a trial costs the tuner beyond computing its chunk, measured as
+    :func:`hybridfd.tune.race` spends it, over a periodic box of TUNER_SUBGRID^3 points
+    per rank cut along x among all ranks of ``comm``, float64, with the tuner's first
+    setting (flat double-buffered, batch 64): ``round`` the median of ``rounds`` x
+    ``repeats`` race rounds, each a barrier, a timed chunk of 64 grids, the reduction of
+    the chunk's seconds to rank 0 and the broadcast of rank 0's decision, less the
+    chunk's own apply (so a round holds rank 0's wait for the slower rank after a chunk,
+    as each round of a race does); then ``operator`` the median of ``repeats``
+    Operators built and freed, once the rounds' grids are freed. That order matters:
+    a process that has freed arrays of a few MB has glibc serve an Operator's message
+    buffers from memory it kept (60-80 us here at 24^3), one that has not maps fresh
+    pages for each (2.0-2.6 ms); a tuning runs in a process that holds its grids. A
+    larger problem's Operator costs more and its rounds wait longer: the tuner raises
+    both to the dearest it measures as it races.
+    """
+    from mpi4py import MPI
+
+    from hybridfd.decomposition import Decomposition
+    from hybridfd.domain import Domain
+    from hybridfd.operator import Operator
+    from hybridfd.stencil import Stencil
+
+    size, n = comm.Get_size(), TUNER_SUBGRID
+    domain = Domain(shape=(n * size, n, n), periodic=(True, True, True), dtype="float64")
+    decomposition = Decomposition(domain, comm, grid=(size, 1, 1))
+    stencil = Stencil.laplace(2, 0.2)
+    options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
+    op = Operator(decomposition, stencil, **options)
+    a = np.ones(decomposition.local_shape(64))
+    out = np.empty_like(a)
+    op.apply(a, out)
+    spent = []
+    for _ in range(rounds * repeats):
+        start = time.perf_counter()
+        comm.Barrier()
+        applied = time.perf_counter()
+        op.apply(a, out)
+        chunk = time.perf_counter() - applied
+        worst = np.empty(1) if comm.Get_rank() == 0 else None
+        comm.Reduce(np.array([chunk]), worst, op=MPI.MAX, root=0)
+        comm.bcast(([0], 0) if comm.Get_rank() == 0 else None, root=0)
+        spent.append(time.perf_counter() - start - chunk)
+    del op, a, out
+    builds = []
+    for _ in range(repeats):
+        comm.Barrier()
+        start = time.perf_counter()
+        Operator(decomposition, stencil, **options)  # built and freed at once
+        builds.append(time.perf_counter() - start)
+    return comm.bcast((statistics.median(spent), statistics.median(builds)), root=0)
+
+
 def ranks_per_host(comm: object) -> int:
     from mpi4py import MPI
 
@@ -407,14 +477,21 @@ def calibrate(
     local = comm.Split_type(MPI.COMM_TYPE_SHARED)
     busy = local.Get_rank() < (os.cpu_count() or 1)
     local.Free()
-    compute: dict[str, dict[str, float]] = {dtype: {} for dtype in dtypes}
+    mine: dict[str, dict[str, float]] = {dtype: {} for dtype in dtypes}
     for dtype in dtypes:
         for n in subgrids:
             comm.Barrier()
             if busy:
-                compute[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
+                mine[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
+    # C is the slowest rank's: a collective apply goes at the pace of its slowest rank,
+    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone was the
+    # faster of two on this machine in 4 of 4 pairs traced (by 9-27 %), which left every
+    # prediction low by as much.
+    everyone = comm.gather(mine if busy else None, root=0)
     entry = None
     if comm.Get_rank() == 0:
+        busy_ranks = [c for c in everyone if c is not None]
+        compute = {dtype: {n: max(c[dtype][n] for c in busy_ranks) for n in mine[dtype]} for dtype in dtypes}
         # Rank 0 measures the other on-node costs alone, while the others wait, so they
         # are not slowed by ranks competing for the same cores.
         entry = {
@@ -434,9 +511,12 @@ def calibrate(
     ranks_here = ranks_per_host(comm)
     per_message = message_seconds(comm, latency, repeats=repeats)
     hidden = hidden_share(comm, repeats=repeats)
+    tuner_round, tuner_operator = tuner_costs(comm, repeats=repeats)
     entry = comm.bcast(entry, root=0)
     entry["per_message"] = per_message
     entry["hidden_share"] = hidden
+    entry["tuner_round"] = tuner_round
+    entry["tuner_operator"] = tuner_operator
     entry["ranks_per_host"] = comm.bcast(ranks_here, root=0)
     return entry
 
@@ -494,6 +574,8 @@ def costs(entry: dict, dtype: str, points: int) -> Costs:
         per_message=entry["per_message"],
         # Files from before it was measured: Fig. 5.2's assumption, every transfer hideable.
         hidden_share=entry.get("hidden_share", 1.0),
+        tuner_round=entry.get("tuner_round", 0.0),
+        tuner_operator=entry.get("tuner_operator", 0.0),
     )
 
 
@@ -582,6 +664,8 @@ def main(argv: list[str] | None = None) -> int:
         table.add_row("team synchronisation", f"{entry['sync'] * 1e6:.2f} us")
         table.add_row("CPU per message", f"{entry['per_message'] * 1e6:.3f} us")
         table.add_row("transfer hidden by computing", f"{entry['hidden_share'] * 100:.0f} %")
+        table.add_row("tuner: one race round", f"{entry['tuner_round'] * 1e6:.1f} us")
+        table.add_row("tuner: one Operator built and freed", f"{entry['tuner_operator'] * 1e6:.1f} us")
         console = Console()
         console.print(table)
         console.print(f"written to {path} in {time.perf_counter() - start:.1f} s")

@@ -38,6 +38,13 @@ class Costs:
     transfer that moves while the rank computes without calling MPI (1: the network
     progresses it by itself, as Fig. 5.2 assumes; 0: the MPI library moves it only inside
     its calls, so an overlapping schedule without progress tests pays it in its wait).
+
+    Two costs are the tuner's, not the model's (:class:`hybridfd.tune.Budget` charges
+    them to each trial it considers): ``tuner_round`` rank 0's seconds for one round of
+    a race's collectives (a timed chunk's barrier, the reduction of the chunk times, the
+    broadcast of the decision), and ``tuner_operator`` the seconds to build and free one
+    entrant's Operator. Both 0 where a calibration file predates them; the tuner then
+    counts only what it measures itself.
     """
 
     latency: float
@@ -49,9 +56,20 @@ class Costs:
     ranks_per_host: int
     per_message: float = 0.0
     hidden_share: float = 1.0
+    tuner_round: float = 0.0
+    tuner_operator: float = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("latency", "compute_per_point", "pack_per_byte", "sync", "per_message"):
+        names = (
+            "latency",
+            "compute_per_point",
+            "pack_per_byte",
+            "sync",
+            "per_message",
+            "tuner_round",
+            "tuner_operator",
+        )
+        for name in names:
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
                 raise ValueError(f"cost {name} must be a finite number >= 0, got {value!r}")
