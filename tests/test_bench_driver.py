@@ -119,6 +119,9 @@ def test_the_checksum_sees_a_wrong_point() -> None:
     ("arguments", "message"),
     [
         (["--batch", "0"], "--batch: 0 must be at least 1"),
+        (["--batch", "99999999999"], "--batch: 99999999999 is out of range (at most 2147483647)"),
+        (["--threads", "2x"], "--threads: '2x' is not a number"),
+        (["--spacing", "inf"], "grid spacing (inf, inf, inf) must be positive and finite"),
         (["--approach", "nope"], "nope"),
         (["--grid", "3", "1", "1", "--shape", "8"], "process grid (3, 1, 1)"),
         (["--compute", "modelled"], "SMPI"),
