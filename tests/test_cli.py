@@ -122,6 +122,19 @@ def test_bad_input_found_under_mpiexec_exits_2_naming_it(tmp_path):
 @pytest.mark.parametrize(
     ("argv", "named"),
     [
+        (["run", "--grids", "100000000000", "--shape", "64"], "--grids 100000000000 of 64x64x64 float64 need"),
+        (["trace", "--events", "99999999999999", "--shape", "8"], "events per thread 99999999999999 for 1 threads"),
+    ],
+)
+def test_input_too_large_for_this_machine_exits_2_naming_it(argv, named, tmp_path):
+    done = hybridfd(argv[0], "-n", "2", *argv[1:], "-o", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in done.stderr and done.stderr.count("error:") == 1  # one message, not one per rank
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
         (["run", "--batch", "0"], "--batch: 0 must be at least 1"),
         (["run", "--grids", "two"], "'two' is not an integer"),
         (["run", "--approach", "no-such"], "'no-such'"),
