@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -269,3 +270,18 @@ def test_the_other_parts_commands_are_hooked_in(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--no-such-option"])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("where", "named"),
+    [
+        (lambda tmp: Path("/proc/no-such-dir/calibration.json"), "--output /proc/no-such-dir/calibration.json: cannot"),
+        (lambda tmp: tmp, "is a directory"),
+    ],
+)
+def test_calibrate_names_an_output_it_cannot_write_before_measuring(where, named, tmp_path):
+    started = time.perf_counter()
+    done = hybridfd("calibrate", "--output", str(where(tmp_path)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in done.stderr
+    assert time.perf_counter() - started < 30  # nothing was measured (a calibration takes minutes)
