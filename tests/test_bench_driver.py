@@ -119,6 +119,10 @@ def test_the_checksum_sees_a_wrong_point() -> None:
     ("arguments", "message"),
     [
         (["--batch", "0"], "--batch: 0 must be at least 1"),
+        (["--batch", "99999999999"], "--batch: 99999999999 is out of range (at most 2147483647)"),
+        (["--threads", "2x"], "--threads: '2x' is not a number"),
+        (["--spacing", "inf"], "grid spacing (inf, inf, inf) must be positive and finite"),
+        (["--output", "/proc/no-such-dir/run.json"], "cannot write --output /proc/no-such-dir/run.json"),
         (["--approach", "nope"], "nope"),
         (["--grid", "3", "1", "1", "--shape", "8"], "process grid (3, 1, 1)"),
         (["--compute", "modelled"], "SMPI"),
@@ -131,3 +135,9 @@ def test_bad_options_are_named_on_every_rank_without_hanging(bench: Path, argume
     result = launch.run(2, [str(bench), *arguments, "--grids", "1", "--repeats", "1"], timeout=60)
     assert not result.timed_out, result.output
     assert result.returncode == 2 and message in result.output, result.output
+
+
+def test_grids_beyond_memory_are_named_before_allocating(bench: Path) -> None:
+    result = launch.run(2, [str(bench), "--shape", "8", "--grids", "99999999999", "--repeats", "1"], timeout=60)
+    assert not result.timed_out, result.output
+    assert result.returncode == 2 and "--grids 99999999999 need" in result.output, result.output

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -117,6 +118,19 @@ def test_bad_input_found_under_mpiexec_exits_2_naming_it(tmp_path):
     assert done.returncode == 2, done.stdout + done.stderr
     assert "(3, 1, 1)" in done.stderr and done.stderr.count("error:") == 1  # one message, not one per rank
     assert not (tmp_path / "x.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "named"),
+    [
+        (["run", "--grids", "100000000000", "--shape", "64"], "--grids 100000000000 of 64x64x64 float64 need"),
+        (["trace", "--events", "99999999999999", "--shape", "8"], "events per thread 99999999999999 for 1 threads"),
+    ],
+)
+def test_input_too_large_for_this_machine_exits_2_naming_it(argv, named, tmp_path):
+    done = hybridfd(argv[0], "-n", "2", *argv[1:], "-o", str(tmp_path / "out"))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in done.stderr and done.stderr.count("error:") == 1  # one message, not one per rank
 
 
 @pytest.mark.parametrize(
@@ -256,3 +270,18 @@ def test_the_other_parts_commands_are_hooked_in(command, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--no-such-option"])
     assert exit_.value.code == 2
+
+
+@pytest.mark.parametrize(
+    ("where", "named"),
+    [
+        (lambda tmp: Path("/proc/no-such-dir/calibration.json"), "--output /proc/no-such-dir/calibration.json: cannot"),
+        (lambda tmp: tmp, "is a directory"),
+    ],
+)
+def test_calibrate_names_an_output_it_cannot_write_before_measuring(where, named, tmp_path):
+    started = time.perf_counter()
+    done = hybridfd("calibrate", "--output", str(where(tmp_path)))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert named in done.stderr
+    assert time.perf_counter() - started < 30  # nothing was measured (a calibration takes minutes)

@@ -21,3 +21,8 @@ def test_rejects_a_bad_shape(shape):
 def test_rejects_an_unsupported_dtype(dtype):
     with pytest.raises(TypeError, match=dtype):
         hf.Domain((4, 4, 4), dtype=dtype)
+
+
+def test_rejects_an_extent_beyond_64_bits():
+    with pytest.raises(ValueError, match=r"domain shape \(9223372036854775808, 4, 4\) has an extent beyond 64 bits"):
+        hf.Domain((2**63, 4, 4))

@@ -133,3 +133,24 @@ def test_region_outside_the_box_is_refused(region, match):
         apply_padded(stencil, padded, np.zeros((11, 6, 23)), region=region)
     with pytest.raises(ValueError, match="threads 0 must be at least 1"):
         apply_padded(stencil, padded, threads=0)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        # begin + extent would overflow int64 and pass a naive bound check.
+        ({"region": ((2**62, 0, 0), (2**62, 1, 1))}, ValueError, r"region at \(4611686018427387904, 0, 0\)"),
+        ({"region": ((0, 0), (1, 1, 1))}, TypeError, r"region must be \(\(x0, y0, z0\), \(ex, ey, ez\)\)"),
+        ({"region": "all"}, TypeError, "region must be .* got 'all'"),
+        ({"threads": 2.0}, TypeError, "threads must be an int .* got 2.0"),
+        ({"threads": 10**9}, ValueError, "threads 1000000000 is more than the .* threads this process may start"),
+        ({"stencil": None}, TypeError, "stencil must be a hybridfd.Stencil, got NoneType"),
+    ],
+)
+def test_bad_kernel_arguments_are_named(arguments, error, match):
+    padded = random_padded((4, 4, 4), 1, "float64", seed=0)
+    arguments = {"stencil": make_stencil(1, symmetric=True), **arguments}
+    out = np.full((4, 4, 4), 7.0)
+    with pytest.raises(error, match=match):
+        apply_padded(arguments.pop("stencil"), padded, out, **arguments)
+    assert (out == 7.0).all()  # nothing was written

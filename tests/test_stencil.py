@@ -71,3 +71,39 @@ def test_from_coefficients_rejects_a_wrong_count(count):
 def test_laplace_rejects_a_bad_spacing():
     with pytest.raises(ValueError, match="spacing"):
         hf.Stencil.laplace(2, (1.0, 0.0, 1.0))
+
+
+@pytest.mark.parametrize("spacing", [float("inf"), float("nan"), -1.0])
+def test_laplace_rejects_a_spacing_that_is_not_positive_and_finite(spacing):
+    with pytest.raises(ValueError, match=r"grid spacing \(1, .*\) must be positive and finite; it is not on axis 1"):
+        hf.Stencil.laplace(1, (1.0, spacing, 1.0))
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_from_coefficients_rejects_a_coefficient_that_is_not_finite(value):
+    coefficients = np.ones(13)
+    coefficients[4] = value
+    with pytest.raises(ValueError, match=f"stencil coefficient C5 is {value}; it must be finite"):
+        hf.Stencil.from_coefficients(coefficients)
+
+
+@pytest.mark.parametrize(
+    ("build", "match"),
+    [
+        (
+            lambda: hf.Stencil.from_coefficients(np.ones(7) * 1j),
+            "coefficients must be real numbers, got dtype complex128",
+        ),
+        (lambda: hf.Stencil.from_coefficients(list("abcdefg")), "coefficients must be real numbers, got dtype <U1"),
+        (lambda: hf.Stencil.star(1.0, np.ones((3, 1)) * 1j, np.ones((3, 1))), "minus must be real numbers"),
+    ],
+)
+def test_coefficients_that_are_not_real_numbers_are_refused(build, match):
+    with pytest.raises(TypeError, match=match):
+        build()
+
+
+def test_coefficients_that_convert_to_floats_are_taken():
+    from fractions import Fraction
+
+    assert hf.Stencil.from_coefficients([Fraction(1, 2)] * 7).centre == 0.5

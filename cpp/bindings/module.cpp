@@ -225,12 +225,21 @@ NB_MODULE(_core, m) {
         hybridfd::agree_on_problems(comm.handle, local, value, value_name.empty() ? nullptr : value_name.c_str());
       },
       "comm"_a, "kind"_a, "message"_a, "value"_a = 0, "value_name"_a = "", nb::call_guard<nb::gil_scoped_release>());
+  m.def(
+      "agree_on_setting",
+      [](Comm comm, int kind, const std::string& message, const std::string& setting, const std::string& setting_name) {
+        std::optional<hybridfd::Problem> local;
+        if (kind != 0) local = hybridfd::Problem{static_cast<hybridfd::ProblemKind>(kind), message};
+        hybridfd::agree_on_setting(comm.handle, local, setting, setting_name.c_str());
+      },
+      "comm"_a, "kind"_a, "message"_a, "setting"_a, "setting_name"_a, nb::call_guard<nb::gil_scoped_release>());
 
   nb::class_<hybridfd::Stencil>(m, "Stencil")
       .def_ro("radius", &hybridfd::Stencil::radius)
       .def_ro("centre", &hybridfd::Stencil::centre)
       .def("coefficients", &hybridfd::Stencil::coefficients)
       .def_prop_ro("symmetric", &hybridfd::Stencil::symmetric)
+      .def("description", &hybridfd::Stencil::description)
       .def_static("laplace", &hybridfd::Stencil::laplace, "radius"_a, "spacing"_a)
       .def_static(
           "from_coefficients",

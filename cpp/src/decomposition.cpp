@@ -1,5 +1,6 @@
 #include "hybridfd/decomposition.hpp"
 
+#include <array>
 #include <limits>
 #include <string>
 
@@ -7,6 +8,17 @@
 #include "hybridfd/errors.hpp"
 
 namespace hybridfd {
+
+namespace {
+
+std::string domain_text(const Domain& domain) {
+  std::array<std::string, 3> periodic;
+  for (int axis = 0; axis < 3; ++axis) periodic[axis] = domain.periodic[axis] ? "True" : "False";
+  return detail::concat("domain shape ", detail::tuple_text(domain.shape), ", periodic ", detail::tuple_text(periodic),
+                        ", dtype ", scalar_type_name(domain.dtype));
+}
+
+}  // namespace
 
 AxisPart split_axis(std::int64_t points, int parts, int part) {
   const std::int64_t base = points / parts;
@@ -64,7 +76,10 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, std::optional<
                                         " of domain shape ", detail::tuple_text(domain.shape),
                                         " into more parts than it has points"));
   });
-  agree_on_problems(comm, problem);
+  // Ranks that disagree on the domain or the grid would cut different boxes and send
+  // faces their neighbours do not expect.
+  agree_on_setting(comm, problem, detail::concat(domain_text(domain), ", process grid ", detail::tuple_text(grid_)),
+                   "domain and process grid");
   for (int axis = 0; axis < 3; ++axis) {
     splits_[axis].resize(static_cast<std::size_t>(grid_[axis]) + 1);
     for (int part = 0; part <= grid_[axis]; ++part)
@@ -150,7 +165,14 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, const Layout& 
     }
     position_index = row_major(layout.positions[comm_rank], grid_);
   });
-  agree_on_problems(comm, problem, fingerprint(layout), "layout fingerprint");
+  std::string setting = domain_text(domain) + ", layout splits ";
+  for (int axis = 0; axis < 3; ++axis) setting += (axis ? ", " : "") + splits_text(layout.splits[axis]);
+  // The positions (one per rank) only by fingerprint: the setting of every rank is
+  // gathered when they differ.
+  setting += layout.positions.empty()
+                 ? std::string(", row-major positions")
+                 : detail::concat(", explicit positions (layout fingerprint ", fingerprint(layout), ")");
+  agree_on_setting(comm, problem, setting, "domain and layout");
   splits_ = layout.splits;
   if (row_major_ranks) {
     connect(comm);

@@ -1,5 +1,6 @@
 #include "hybridfd/domain.hpp"
 
+#include <limits>
 #include <string>
 
 #include "format.hpp"
@@ -20,6 +21,11 @@ void Domain::validate() const {
     if (shape[axis] < 1)
       throw ValueError(
           detail::concat("domain shape ", detail::tuple_text(shape), " has a non-positive extent on axis ", axis));
+  // Byte offsets into a grid are 64-bit: its points times 16 bytes (complex128) must fit.
+  constexpr std::int64_t max_points = std::numeric_limits<std::int64_t>::max() / 16;
+  if (shape[0] > max_points / shape[1] / shape[2])
+    throw ValueError(detail::concat("domain shape ", detail::tuple_text(shape), " has more than ", max_points,
+                                    " points, beyond 64-bit byte offsets"));
 }
 
 }  // namespace hybridfd

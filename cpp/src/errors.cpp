@@ -2,6 +2,7 @@
 
 #include <map>
 #include <sstream>
+#include <string_view>
 #include <vector>
 
 namespace hybridfd {
@@ -21,51 +22,91 @@ std::string rank_list(const std::vector<int>& ranks) {
   return text.str();
 }
 
-}  // namespace
+// FNV-1a, kept non-negative for the max/min reduction.
+std::int64_t fingerprint_of(std::string_view text) {
+  std::uint64_t hash = 14695981039346656037ull;
+  for (const char c : text) hash = (hash ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return static_cast<std::int64_t>(hash >> 1);
+}
 
-void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value,
-                       const char* agreed_value_name) {
+// Distinct texts in order of first appearance, each with the ranks that sent it.
+using Groups = std::vector<std::pair<std::string, std::vector<int>>>;
+Groups group(const std::vector<std::string>& texts) {
+  Groups groups;
+  std::map<std::string, std::size_t> index;
+  for (int rank = 0; rank < static_cast<int>(texts.size()); ++rank) {
+    const std::string& text = texts[rank];
+    if (text.empty()) continue;
+    const auto [found, added] = index.try_emplace(text, groups.size());
+    if (added) groups.push_back({text, {}});
+    groups[found->second].second.push_back(rank);
+  }
+  return groups;
+}
+
+// `setting` null: agree on the number `agreed_value`; else on the setting (whose
+// fingerprint is `agreed_value`).
+void agree(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value, const char* agreed_name,
+           const std::string* setting) {
   const std::int64_t mine[3] = {local ? static_cast<std::int64_t>(local->kind) : 0, agreed_value, -agreed_value};
   std::int64_t worst[3];
   MPI_Allreduce(mine, worst, 3, MPI_INT64_T, MPI_MAX, comm);
   const bool value_differs = worst[1] != -worst[2];
   if (worst[0] == 0 && !value_differs) return;
 
-  // Error path only: collect every rank's message so each rank can say what went wrong
-  // anywhere, not just "some other rank failed".
+  // Error path only: collect every rank's problem, and what it agreed on if that
+  // differs, so each rank can say what went wrong anywhere, not just "some other rank
+  // failed". The collectives are the same for a number and a setting.
   int size = 1;
   MPI_Comm_size(comm, &size);
-  std::string message = local ? local->message : std::string();
-  if (value_differs) {
-    std::vector<std::int64_t> values(size);
-    MPI_Allgather(&agreed_value, 1, MPI_INT64_T, values.data(), 1, MPI_INT64_T, comm);
-    std::ostringstream text;
-    text << "the " << (agreed_value_name ? agreed_value_name : "value") << " must be the same on every rank, got";
-    for (int rank = 0; rank < size; ++rank) text << (rank ? ", " : " ") << values[rank] << " on rank " << rank;
-    if (!message.empty()) message += "; ";
-    message += text.str();
-  }
-  const int length = static_cast<int>(message.size());
+  std::string mine_text = local ? local->message : std::string();
+  if (value_differs) mine_text += '\0' + (setting ? *setting : std::to_string(agreed_value));
+  const int length = static_cast<int>(mine_text.size());
   std::vector<int> lengths(size), offsets(size + 1, 0);
   MPI_Allgather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, comm);
   for (int rank = 0; rank < size; ++rank) offsets[rank + 1] = offsets[rank] + lengths[rank];
   std::string all(static_cast<std::size_t>(offsets[size]), '\0');
-  MPI_Allgatherv(message.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm);
+  MPI_Allgatherv(mine_text.data(), length, MPI_CHAR, all.data(), lengths.data(), offsets.data(), MPI_CHAR, comm);
 
-  // Group identical messages (in SPMD code every rank usually reports the same one).
-  std::vector<std::string> order;
-  std::map<std::string, std::vector<int>> ranks_of;
+  std::vector<std::string> problems(size), values(size);
   for (int rank = 0; rank < size; ++rank) {
-    std::string text = all.substr(offsets[rank], lengths[rank]);
-    if (text.empty()) continue;
-    if (!ranks_of.count(text)) order.push_back(text);
-    ranks_of[text].push_back(rank);
+    const std::string text = all.substr(offsets[rank], lengths[rank]);
+    const auto split = text.find('\0');
+    problems[rank] = text.substr(0, split);
+    if (split != std::string::npos) values[rank] = text.substr(split + 1);
   }
+  // Group identical messages (in SPMD code every rank usually reports the same one).
   std::ostringstream text;
-  for (std::size_t i = 0; i < order.size(); ++i)
-    text << (i ? "; " : "") << rank_list(ranks_of[order[i]]) << ": " << order[i];
+  for (const auto& [message, ranks] : group(problems))
+    text << (text.tellp() > 0 ? "; " : "") << rank_list(ranks) << ": " << message;
+  // A rank that agreed on no value (no name) met others agreeing on one: only their
+  // problems count.
+  const char* name = agreed_name;
+  if (value_differs && !setting && name) {
+    text << (text.tellp() > 0 ? "; " : "") << "the " << name << " must be the same on every rank, got";
+    for (int rank = 0; rank < size; ++rank) text << (rank ? ", " : " ") << values[rank] << " on rank " << rank;
+  } else if (value_differs && worst[0] == 0) {
+    text << "the " << (name ? name : "arguments") << " must be the same on every rank, got ";
+    bool first = true;
+    for (const auto& [value, ranks] : group(values)) {
+      text << (first ? "" : "; ") << rank_list(ranks) << ": " << value;
+      first = false;
+    }
+  }
   if (worst[0] == static_cast<std::int64_t>(ProblemKind::type)) throw TypeError(text.str());
   throw ValueError(text.str());
+}
+
+}  // namespace
+
+void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value,
+                       const char* agreed_value_name) {
+  agree(comm, local, agreed_value, agreed_value_name, nullptr);
+}
+
+void agree_on_setting(MPI_Comm comm, const std::optional<Problem>& local, const std::string& setting,
+                      const char* setting_name) {
+  agree(comm, local, fingerprint_of(setting), setting_name, &setting);
 }
 
 }  // namespace hybridfd

@@ -890,7 +890,9 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
   const Region whole{{0, 0, 0}, extent};
   const Region part = region.value_or(whole);
   for (int axis = 0; axis < 3; ++axis)
-    if (part.begin[axis] < 0 || part.extent[axis] < 0 || part.begin[axis] + part.extent[axis] > extent[axis])
+    // Compared without forming begin + extent, which a huge region would overflow.
+    if (part.begin[axis] < 0 || part.extent[axis] < 0 || part.begin[axis] > extent[axis] ||
+        part.extent[axis] > extent[axis] - part.begin[axis])
       throw ValueError(detail::concat("region at ", detail::tuple_text(part.begin), " of extent ",
                                       detail::tuple_text(part.extent), " is not inside the box ",
                                       detail::tuple_text(extent)));

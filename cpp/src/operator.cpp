@@ -1,11 +1,15 @@
 #include "hybridfd/operator.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <climits>
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -49,6 +53,15 @@ std::string shape_text(const ArrayRef& array) {
   return detail::tuple_text(array.shape, static_cast<std::size_t>(std::min(array.ndim, ArrayRef::max_dims)));
 }
 
+// What every rank's Operator must share, in words: what shapes the messages or the
+// result. The approach is only a preset of these; master_share, progress and the
+// placement only arrange a rank's own work, so they may differ.
+std::string setting_text(const Config& config, const Stencil& stencil) {
+  return detail::concat("model ", config.model, ", threads ", config.threads, ", schedule ", config.schedule,
+                        ", transport ", config.transport, ", batch ", config.batch, ", slope ", config.slope, " (",
+                        config.slope_kind, "), ", stencil.description());
+}
+
 std::int64_t item_bytes(std::string_view dtype) { return dtype == "complex128" ? 16 : 8; }
 
 }  // namespace
@@ -81,7 +94,7 @@ Config resolve(const Options& options) {
                                     " must be 0 (off) or k > 0 (test messages in flight every k grids computed)"));
   // A flat model is one thread whatever OMP_NUM_THREADS says (it may be set for a BLAS).
   config.threads = config.model == "flat" ? options.threads.value_or(1) : resolve_threads(options.threads);
-  if (config.threads < 1) throw ValueError(detail::concat("threads ", config.threads, " must be at least 1"));
+  check_team_threads(config.threads);
   if (config.model == "flat" && config.threads > 1)
     throw ValueError(detail::concat("model 'flat' runs one thread per rank, but threads=", config.threads,
                                     " was asked for; threaded models: multiple, masteronly, "
@@ -142,8 +155,10 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
       throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,
                                       " float64 values, more than one MPI message can carry (", INT_MAX, ")"));
   });
-  // Thread t of a rank exchanges with thread t of its neighbours: the counts must agree.
-  agree_on_problems(dec.communicator(), problem, config_.threads, "threads");
+  // Thread t of a rank exchanges with thread t of its neighbours, so the counts must
+  // agree; so must all that shapes the messages (schedule, transport, batches, radius)
+  // or the result (the coefficients), or ranks would wait for faces never sent.
+  agree_on_setting(dec.communicator(), problem, setting_text(config_, stencil), "operator setting");
 
   const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
   model_ =
@@ -238,6 +253,12 @@ void Operator::start_trace(std::int64_t events_per_thread) {
   const auto problem = find_problem([&] {
     if (events_per_thread < 1)
       throw ValueError(detail::concat("events per thread ", events_per_thread, " must be at least 1"));
+    // The buffers are allocated up front: refuse what no memory could hold, by name.
+    const std::int64_t memory = static_cast<std::int64_t>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    const std::int64_t event_bytes = sizeof(TraceEvent) * static_cast<std::int64_t>(config_.threads);
+    if (memory > 0 && events_per_thread > memory / event_bytes)
+      throw ValueError(detail::concat("events per thread ", events_per_thread, " for ", config_.threads,
+                                      " threads need more than this machine's ", memory, " bytes of memory"));
   });
   agree_on_problems(decomposition_->communicator(), problem, events_per_thread, "events per thread");
   tracer_.start(decomposition_->communicator(), config_.threads, events_per_thread);

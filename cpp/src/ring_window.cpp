@@ -27,11 +27,16 @@ namespace hybridfd {
 
 RingWindow::RingWindow(MPI_Comm comm, int rings, std::int64_t ring_bytes, bool poll_with_atomics)
     : comm_(comm), rings_(rings) {
-  if (rings < 1) throw ValueError(detail::concat("a RingWindow needs at least one ring, not ", rings));
-  if (ring_bytes < 16)
-    throw ValueError(detail::concat("ring of ", ring_bytes,
-                                    " bytes is too small: it needs 8 bytes of length header and "
-                                    "8 of data at least"));
+  const auto problem = find_problem([&] {
+    if (rings < 1) throw ValueError(detail::concat("a RingWindow needs at least one ring, not ", rings));
+    if (ring_bytes < 16)
+      throw ValueError(detail::concat("ring of ", ring_bytes,
+                                      " bytes is too small: it needs 8 bytes of length header and "
+                                      "8 of data at least"));
+  });
+  // Every rank's window holds the same rings (a target's ring is found by its index); a
+  // rank that refused its arguments alone would leave the others in the allreduce below.
+  agree_on_problems(comm, problem, rings, "number of rings");
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
   ring_words_ = ring_bytes / 8;

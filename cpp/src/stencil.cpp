@@ -1,5 +1,7 @@
 #include "hybridfd/stencil.hpp"
 
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <utility>
 
@@ -25,9 +27,9 @@ void Stencil::check_radius(int radius) {
 Stencil Stencil::laplace(int radius, std::array<double, 3> spacing) {
   check_radius(radius);
   for (int axis = 0; axis < 3; ++axis)
-    if (!(spacing[axis] > 0.0))
-      throw ValueError(
-          detail::concat("grid spacing ", detail::tuple_text(spacing), " has a non-positive entry on axis ", axis));
+    if (!(spacing[axis] > 0.0 && std::isfinite(spacing[axis])))
+      throw ValueError(detail::concat("grid spacing ", detail::tuple_text(spacing),
+                                      " must be positive and finite; it is not on axis ", axis));
   // Central difference of order 2r for d^2/dx^2 at offset d (Chelikowsky et al. 1994,
   // the table GPAW's Laplace uses):
   //   c_d = 2 (-1)^(d+1) (r!)^2 / (d^2 (r-d)! (r+d)!),   c_0 = -2 (c_1 + ... + c_r)
@@ -67,6 +69,10 @@ Stencil Stencil::from_coefficients(std::span<const double> coefficients) {
     throw ValueError(detail::concat("got ", count,
                                     " stencil coefficients; a star stencil of radius r takes 1 + 6r of them "
                                     "(7, 13, 19, 25, 31 or 37; 13 for the papers' 13-point form)"));
+  // A non-finite weight makes every point it touches NaN or infinite: a mistake, not a stencil.
+  for (std::size_t i = 0; i < count; ++i)
+    if (!std::isfinite(coefficients[i]))
+      throw ValueError(detail::concat("stencil coefficient C", i + 1, " is ", coefficients[i], "; it must be finite"));
   Stencil stencil;
   stencil.radius = static_cast<int>((count - 1) / 6);
   stencil.centre = coefficients[0];
@@ -94,6 +100,18 @@ std::vector<double> Stencil::coefficients() const {
       result.push_back(plus[axis][d - 1]);
     }
   return result;
+}
+
+std::string Stencil::description() const {
+  std::string text = detail::concat("stencil radius ", radius, " with coefficients (");
+  bool first = true;
+  for (const double value : coefficients()) {
+    char digits[32];
+    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+    text += (first ? "" : ", ") + std::string(digits, end);
+    first = false;
+  }
+  return text + ")";
 }
 
 }  // namespace hybridfd

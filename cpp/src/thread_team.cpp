@@ -2,9 +2,13 @@
 
 #include <omp.h>
 #include <sched.h>
+#include <sys/resource.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <exception>
+#include <fstream>
 #include <stdexcept>
 
 #include "format.hpp"
@@ -12,8 +16,15 @@
 
 namespace hybridfd {
 
-ThreadTeam::ThreadTeam(int threads) : size_(threads) {
+ThreadTeam::ThreadTeam(int threads) : size_(threads) { check_team_threads(threads); }
+
+void check_team_threads(int threads) {
   if (threads < 1) throw ValueError(detail::concat("threads ", threads, " must be at least 1"));
+  // Only a team of several threads starts any.
+  if (threads > 1 && threads > max_team_threads())
+    throw ValueError(detail::concat("threads ", threads, " is more than the ", max_team_threads(),
+                                    " threads this process may start (OMP_THREAD_LIMIT, ulimit -u, "
+                                    "/proc/sys/kernel/threads-max)"));
 }
 
 void ThreadTeam::run_erased(void (*function)(void*, int), void* body) const {
@@ -49,6 +60,18 @@ std::vector<int> ThreadTeam::cpus() const {
   auto record = [&](int thread) { result[static_cast<std::size_t>(thread)] = sched_getcpu(); };
   run(record);
   return result;
+}
+
+int max_team_threads() {
+  std::int64_t limit = omp_get_thread_limit();
+  rlimit processes{};
+  if (getrlimit(RLIMIT_NPROC, &processes) == 0 && processes.rlim_cur != RLIM_INFINITY)
+    limit = std::min<std::int64_t>(limit, static_cast<std::int64_t>(processes.rlim_cur));
+  // The system-wide limit, where RLIMIT_NPROC is unlimited (root, containers).
+  std::ifstream system_limit("/proc/sys/kernel/threads-max");
+  std::int64_t system_threads = 0;
+  if (system_limit >> system_threads && system_threads > 0) limit = std::min(limit, system_threads);
+  return static_cast<int>(limit);
 }
 
 int resolve_threads(std::optional<int> requested) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string_view>
 
@@ -15,6 +16,9 @@ template <class Number>
 Number number(std::string_view option, std::string_view text) {
   Number value{};
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error == std::errc::result_out_of_range)
+    throw ValueError(std::string(option) + ": " + std::string(text) + " is out of range (at most " +
+                     std::to_string(std::numeric_limits<Number>::max()) + ")");
   if (error != std::errc{} || end != text.data() + text.size())
     throw ValueError(std::string(option) + ": '" + std::string(text) + "' is not a number");
   return value;

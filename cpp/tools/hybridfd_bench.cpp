@@ -10,6 +10,7 @@
 //   mpiexec -n 2 hybridfd-bench --approach flat-optimized --grids 16 --shape 64
 #include <mpi.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -228,8 +229,11 @@ int run(const BenchOptions& options, int rank, int size) {
   if (modelled) use_modelled_compute(options.node_cores);
   Operator op(decomposition, stencil, options.op);
   // The thread team's synchronisation (modelled threads at scale), charged after each apply.
+  // (Counting the batch steps walks them: only when they are charged.)
   const double sync_seconds =
-      options.sync_per_apply + options.sync_per_batch * static_cast<double>(batch_steps(op.config(), group.grids));
+      options.sync_per_apply +
+      (options.sync_per_batch > 0 ? options.sync_per_batch * static_cast<double>(batch_steps(op.config(), group.grids))
+                                  : 0.0);
   auto apply = [&](const ArrayRef& in, const ArrayRef& out) {
     op.apply(in, out);
     charge_seconds(sync_seconds);
@@ -240,6 +244,19 @@ int run(const BenchOptions& options, int rank, int size) {
   const std::int64_t lanes = lanes_per_point(domain.dtype);
   const Index3& extent = box.extent;
   const std::int64_t local_lanes = group.grids * extent[0] * extent[1] * extent[2] * lanes;
+  // Named before allocating (overcommitted memory would fail only when touched, in the
+  // middle of the run), on every rank alike.
+  agree_on_problems(comm, find_problem([&] {
+                      const double memory = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+                      const double bytes = 2.0 * 8.0 * static_cast<double>(group.grids) *
+                                           static_cast<double>(extent[0]) * static_cast<double>(extent[1]) *
+                                           static_cast<double>(extent[2]) * static_cast<double>(lanes);
+                      if (!modelled && memory > 0 && bytes > memory)
+                        throw ValueError("--grids " + std::to_string(options.grids) + " need " +
+                                         std::to_string(bytes / 1e9) +
+                                         " GB on this rank (input and output), more than its " +
+                                         std::to_string(memory / 1e9) + " GB of memory");
+                    }));
   GridStorage grids(local_lanes, 2, modelled);
   double* const in = grids.data(0);
   double* const out = grids.data(1);
@@ -386,7 +403,13 @@ int run(const BenchOptions& options, int rank, int size) {
   };
   const std::string text = record.dump();
   std::printf("%s\n", text.c_str());
-  if (!options.output.empty()) std::ofstream(options.output) << text << '\n';
+  if (!options.output.empty()) {
+    std::ofstream file(options.output);
+    if (!(file << text << '\n')) {
+      std::fprintf(stderr, "hybridfd-bench: error: cannot write --output %s\n", options.output.c_str());
+      return 2;
+    }
+  }
   if (failed) std::fprintf(stderr, "hybridfd-bench: ERROR: the result differs from the reference\n");
   return failed ? 1 : 0;
 }

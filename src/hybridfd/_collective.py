@@ -6,6 +6,7 @@ any rank found a problem, and every rank raises the same error naming the ranks.
 
 from __future__ import annotations
 
+import numpy as np
 from mpi4py import MPI
 
 from hybridfd import _core
@@ -27,3 +28,18 @@ def agree(comm: MPI.Comm, problem: Problem | None, value: int = 0, value_name: s
         _core.agree_on_problems(comm, 0, "", value, value_name)
     else:
         _core.agree_on_problems(comm, problem.kind, str(problem), value, value_name)
+
+
+def agree_on_setting(comm: MPI.Comm, problem: Problem | None, setting: str, setting_name: str) -> None:
+    """Collective: raise on every rank if any rank has a problem or ``setting`` (a
+    description in words) differs between ranks; the error shows each rank's setting."""
+    kind, message = (0, "") if problem is None else (problem.kind, str(problem))
+    _core.agree_on_setting(comm, kind, message, setting, setting_name)
+
+
+def checked_root(comm: MPI.Comm, root: object) -> tuple[int, Problem | None]:
+    """``root`` as an int, or -1 and a Problem naming it unless it is a rank of ``comm``.
+    The callers agree on it too: ranks with different roots would wait for each other."""
+    if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < comm.size:
+        return -1, Problem(f"root {root!r} must be a rank of the communicator: an int 0..{comm.size - 1}")
+    return int(root), None

@@ -16,7 +16,7 @@ import numpy as np
 from mpi4py import MPI
 
 from hybridfd import _core
-from hybridfd._collective import Problem, agree
+from hybridfd._collective import Problem, agree, agree_on_setting, checked_root
 from hybridfd.domain import Domain
 from hybridfd.mapping import MappingInfo, Metrics, Topology, reorder_communicator, stencil_pattern
 
@@ -69,6 +69,17 @@ def _layout_lists(layout: object) -> tuple[list[list[int]], list[list[int]]]:
     return splits, positions
 
 
+def _grid_entries(grid: object) -> tuple[int, int, int]:
+    """The process grid as 3 ints for the core (which checks their values), or a Problem."""
+    if isinstance(grid, (str, bytes)) or not isinstance(grid, (Sequence, np.ndarray)) or len(grid) != 3:
+        raise Problem(f"process grid must have 3 entries (Px, Py, Pz), got {grid!r}")
+    if not all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in grid):
+        raise Problem(f"process grid must be 3 integers (Px, Py, Pz), got {tuple(grid)!r}", TypeError)
+    if not all(-(2**31) <= p < 2**31 for p in grid):
+        raise Problem(f"process grid {tuple(int(p) for p in grid)!r} has an entry beyond a C int")
+    return tuple(int(p) for p in grid)
+
+
 def automatic_grid(shape: Sequence[int], ranks: int) -> tuple[int, int, int]:
     """The process grid of ``ranks`` boxes with the smallest total surface (ties: cut x first)."""
     return tuple(_core.automatic_grid(tuple(shape), ranks))
@@ -89,8 +100,8 @@ class Decomposition:
 
     Collective. ``grid=(Px, Py, Pz)`` fixes the process grid; by default it minimises
     the boxes' total surface, as GPAW does. ``layout`` (a :class:`Layout`) fixes the
-    cut points and the rank of each box instead; bad or differing layouts raise on every
-    rank, naming the value.
+    cut points and the rank of each box instead. Bad arguments, or a domain, grid,
+    layout or mapping that differs between ranks, raise on every rank, naming the values.
 
     ``mapping`` names a strategy (:func:`hybridfd.mapping.strategy_names`) that places
     the grid's boxes on the ``topology``'s cores (a :class:`~hybridfd.mapping.Topology`,
@@ -110,16 +121,36 @@ class Decomposition:
         mapping: str | None = None,
         topology: Topology | str | None = None,
     ) -> None:
-        if not isinstance(domain, Domain):
-            raise TypeError(f"domain must be a hybridfd.Domain, got {type(domain).__name__}")
         comm = MPI.COMM_WORLD if comm is None else comm
-        if grid is not None:
-            grid = tuple(int(p) for p in grid)
-            if len(grid) != 3:
-                raise ValueError(f"process grid must have 3 entries (Px, Py, Pz), got {grid!r}")
+        if not isinstance(comm, MPI.Comm):
+            # Local: without a communicator there is no one to agree with.
+            raise TypeError(f"comm must be an mpi4py.MPI.Comm, got {type(comm).__name__}")
+        # What the core cannot see, checked and agreed on every rank before the core's
+        # collectives: which of them a rank enters depends on these arguments.
+        problem, splits, positions = None, [[0], [0], [0]], []
+        try:
+            if not isinstance(domain, Domain):
+                raise Problem(f"domain must be a hybridfd.Domain, got {type(domain).__name__}", TypeError)
+            if grid is not None:
+                grid = _grid_entries(grid)
+            if layout is not None:
+                if grid is not None or mapping is not None or topology is not None:
+                    raise Problem(
+                        "a layout fixes the process grid and the rank of every box: give no grid, mapping or topology"
+                    )
+                splits, positions = _layout_lists(layout)
+        except Problem as found:
+            problem = found
+        if layout is not None:
+            placement = "a layout"
+        elif mapping is None and topology is None:
+            placement = "no mapping"
+        else:
+            placement = f"mapping {mapping or 'packed'!r} on topology {topology!r}"
+        agree_on_setting(comm, problem, placement, "layout or mapping")
         self.domain = domain
         if layout is not None:
-            self._core = self._laid_out(comm, layout, grid is not None or mapping is not None or topology is not None)
+            self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, splits, positions)
         else:
             # Validates the grid on every rank (and picks it if not given).
             self._core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, grid)
@@ -129,22 +160,6 @@ class Decomposition:
             self._core, self.mapping = self._mapped(comm, mapping or "packed", topology)
         #: The Cartesian communicator all of hybridfd's messages use.
         self.comm: MPI.Comm = self._core.communicator
-
-    def _laid_out(self, comm: MPI.Comm, layout: object, also_placed: bool) -> _core.Decomposition:
-        problem, splits, positions = None, [[0], [0], [0]], []
-        try:
-            if also_placed:
-                raise Problem(
-                    "a layout fixes the process grid and the rank of every box: give no grid, mapping or topology"
-                )
-            splits, positions = _layout_lists(layout)
-        except Problem as found:
-            problem = found
-        # On every rank: a rank whose layout is malformed must not leave the others in
-        # the core's collective constructor.
-        agree(comm, problem)
-        domain = self.domain
-        return _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, splits, positions)
 
     def _mapped(self, comm: MPI.Comm, strategy: str, topology: Topology | str | None) -> tuple:
         domain, grid = self.domain, tuple(self._core.grid)
@@ -218,14 +233,14 @@ class Decomposition:
         Only ``root``'s argument is read; other ranks may pass None.
         """
         comm = self.comm
-        problem = None
+        root, problem = checked_root(comm, root)
         header = None
-        if comm.rank == root:
+        if problem is None and comm.rank == root:
             try:
                 header = self._check_global(global_batch)
             except Problem as found:
                 problem = found
-        agree(comm, problem)
+        agree(comm, problem, root, "root")
         ndim, grids = comm.bcast(header, root=root)
         local_shape = self.local_shape(grids if ndim == 4 else None)
         if comm.rank != root:
@@ -244,13 +259,14 @@ class Decomposition:
     def gather(self, local_batch: np.ndarray, root: int = 0) -> np.ndarray | None:
         """Collective: every rank's box -> the whole (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root``, None elsewhere."""
         comm = self.comm
-        problem = None
+        root, problem = checked_root(comm, root)
         grids = 0
-        try:
-            grids = self._check_local(local_batch)
-        except Problem as found:
-            problem = found
-        agree(comm, problem, grids, "number of grids G")
+        if problem is None:
+            try:
+                grids = self._check_local(local_batch)
+            except Problem as found:
+                problem = found
+        agree_on_setting(comm, problem, f"root {root}, number of grids G {grids}", "root and number of grids G")
         if comm.rank != root:
             comm.Send(np.ascontiguousarray(local_batch), dest=root, tag=1)
             return None

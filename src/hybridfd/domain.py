@@ -32,6 +32,9 @@ class Domain:
         shape = _three(self.shape, "domain shape")
         if not all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n >= 1 for n in shape):
             raise ValueError(f"domain shape must be 3 positive integers, got {self.shape!r}")
+        # The core takes 64-bit extents (and checks that the grid's bytes fit them).
+        if not all(n < 2**63 for n in shape):
+            raise ValueError(f"domain shape {self.shape!r} has an extent beyond 64 bits")
         periodic = self.periodic
         if isinstance(periodic, (bool, np.bool_)):
             periodic = (bool(periodic),) * 3

@@ -13,6 +13,22 @@ from hybridfd.stencil import Stencil
 Region = tuple[tuple[int, int, int], tuple[int, int, int]]
 
 
+def _region(region: object) -> Region:
+    """``region`` as two triples of ints, or a TypeError naming it."""
+    try:
+        begin, extent = region
+        corners = tuple(tuple(corner) for corner in (begin, extent))
+    except (TypeError, ValueError):
+        corners = ()
+    if len(corners) != 2 or not all(
+        len(corner) == 3
+        and all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) and -(2**63) <= n < 2**63 for n in corner)
+        for corner in corners
+    ):
+        raise TypeError(f"region must be ((x0, y0, z0), (ex, ey, ez)) of 64-bit ints, got {region!r}")
+    return corners
+
+
 def apply_padded(
     stencil: Stencil,
     padded: np.ndarray,
@@ -27,8 +43,15 @@ def apply_padded(
     and leaves the rest of ``out`` as it was; ``threads`` splits the region by x-slabs.
     Each point's value does not depend on either.
     """
+    # What the core could not even be given; it checks the values itself.
+    if not isinstance(stencil, Stencil):
+        raise TypeError(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}")
     if not isinstance(padded, np.ndarray):
         raise TypeError(f"padded must be a numpy.ndarray, got {type(padded).__name__}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not -(2**31) <= threads < 2**31:
+        raise TypeError(f"threads must be an int (of C int range), got {threads!r}")
+    if region is not None:
+        region = _region(region)
     if out is None:
         r = stencil.radius
         out = np.empty(tuple(max(n - 2 * r, 0) for n in padded.shape), dtype=padded.dtype)

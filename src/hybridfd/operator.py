@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hybridfd import _core
-from hybridfd._collective import Problem, agree
+from hybridfd._collective import Problem, agree, agree_on_setting
 from hybridfd.decomposition import Decomposition
 from hybridfd.stencil import Stencil
 
@@ -63,8 +63,18 @@ class Operator:
     ) -> None:
         if not isinstance(decomposition, Decomposition):
             raise TypeError(f"decomposition must be a hybridfd.Decomposition, got {type(decomposition).__name__}")
-        if not isinstance(stencil, Stencil):
-            raise TypeError(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}")
+        # Checked and agreed on every rank: the core's collective constructor cannot see a
+        # value that does not convert, and a rank that raised alone would leave the
+        # others waiting in it.
+        problem = _option_problem(
+            stencil,
+            approach,
+            {"model": model, "schedule": schedule, "transport": transport, "slope_kind": slope_kind},
+            {"threads": threads, "batch": batch, "slope": slope, "progress": progress, "grids": grids},
+            master_share,
+        )
+        if problem is not None:
+            agree(decomposition.comm, problem)
         self.decomposition = decomposition
         self.stencil = stencil
         self._tuning = None
@@ -128,7 +138,16 @@ class Operator:
             problem = Problem(f"threads {threads!r} must be a positive int (the most threads the tuner may use)")
         elif tune_options is not None and not isinstance(tune_options, dict):
             problem = Problem(f"tune_options must be a dict, got {type(tune_options).__name__}", TypeError)
-        agree(self.decomposition.comm, problem, 0, "")
+        elif unknown := sorted(set(tune_options or {}) - set(TUNE_OPTIONS), key=str):
+            problem = Problem(
+                f"unknown tune_options {', '.join(map(repr, unknown))}; known: {', '.join(TUNE_OPTIONS)}", TypeError
+            )
+        # The same collectives as the core constructor's agreement on the operator
+        # setting: a rank that asked for "auto" while another named an approach meets it
+        # there, and both raise.
+        most = "the default" if threads is None else threads
+        setting = f"approach auto (threads at most {most}), {self.stencil._core.description()}"
+        agree_on_setting(self.decomposition.comm, problem, setting, "operator setting")
         self._auto_threads = threads
         self._tune_options = dict(tune_options or {})
         if grids is not None:
@@ -303,6 +322,35 @@ class Operator:
         if self._core is not None and done < (a.shape[0] if a.ndim == 4 else 1):
             self._core.apply(a[done:] if done else a, out[done:] if done else out, out.flags.writeable, core_phases)
         return out
+
+
+#: The keywords of tune_options (those of :class:`hybridfd.tune.Tuning` that Operator
+#: does not take itself).
+TUNE_OPTIONS = ("cache", "calibration", "trials", "budget", "trial_grids", "job_grids")
+_C_INT = 2**31
+
+
+def _option_problem(
+    stencil: object, approach: object, names: dict, counts: dict, master_share: object
+) -> Problem | None:
+    """The first option the core could not even be given, as a Problem naming it."""
+    if not isinstance(stencil, Stencil):
+        return Problem(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}", TypeError)
+    for name, value in {"approach": approach, **names}.items():
+        if value is not None and not isinstance(value, str):
+            return Problem(f"{name} must be a str, got {value!r}", TypeError)
+    for name, value in counts.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            return Problem(f"{name} must be an int, got {value!r}", TypeError)
+        if not -_C_INT <= value < _C_INT:
+            return Problem(f"{name} {value} is beyond the largest supported value {_C_INT - 1}")
+    if master_share is not None and (
+        isinstance(master_share, bool) or not isinstance(master_share, (int, float, np.integer, np.floating))
+    ):
+        return Problem(f"master_share must be a number, got {master_share!r}", TypeError)
+    return None
 
 
 def _phase_pairs(phases: object) -> tuple:

@@ -140,16 +140,31 @@ class LennardJones:
             if not isinstance(transport, str):
                 raise Problem(f"transport must be a name (str), got {transport!r}", TypeError)
             if grid is not None and (
-                len(grid) != 3 or not all(isinstance(p, (int, np.integer)) and not isinstance(p, bool) for p in grid)
+                len(grid) != 3
+                or not all(
+                    isinstance(p, (int, np.integer)) and not isinstance(p, bool) and abs(p) < 2**31 for p in grid
+                )
             ):
-                raise Problem(f"grid must be 3 integers (Px, Py, Pz), got {grid!r}", TypeError)
-            if not isinstance(reneighbor_every, (int, np.integer)) or isinstance(reneighbor_every, bool):
-                raise Problem(f"reneighbor_every must be an integer, got {reneighbor_every!r}", TypeError)
+                raise Problem(f"grid must be 3 integers (Px, Py, Pz) of C int range, got {grid!r}", TypeError)
+            if (
+                not isinstance(reneighbor_every, (int, np.integer))
+                or isinstance(reneighbor_every, bool)
+                or abs(reneighbor_every) >= 2**31
+            ):
+                raise Problem(
+                    f"reneighbor_every must be an integer of C int range, got {reneighbor_every!r}", TypeError
+                )
+            # Converted here, where a rank that fails meets the others' agreement.
+            numbers = {"cutoff": cutoff, "skin": skin, "dt": dt}
+            for name, value in numbers.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+                    raise Problem(f"{name} must be a number, got {value!r}", TypeError)
         except Problem as found:
             problem = found
         agree(comm, problem)
         box, positions, velocities, tags = arrays
         self._box = box
+        self._comm = comm
         self._core = _core.LennardJones(
             comm,
             tuple(box),
@@ -172,6 +187,13 @@ class LennardJones:
         every multiple of ``thermo_every`` (0: none between) and the last step. With
         ``census``, the global atom count and tag sum are recorded after every step
         (:attr:`census`)."""
+        problem = None
+        for name, value in (("steps", steps), ("thermo_every", thermo_every)):
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or abs(value) >= 2**63:
+                problem = problem or Problem(f"{name} must be a 64-bit integer, got {value!r}", TypeError)
+        # On every rank (one small allreduce per run, not per step): a value the core
+        # cannot be given must not leave the other ranks in the core's collectives.
+        agree(self._comm, problem)
         return self._core.run(int(steps), int(thermo_every), bool(census))
 
     def gather(self) -> State:

@@ -42,7 +42,7 @@ class Stencil:
 
         Any radius r works with ``1 + 6r`` coefficients in the same pattern.
         """
-        values = np.asarray(coefficients, dtype=float)
+        values = _real(coefficients, "coefficients")
         if values.ndim != 1:
             raise ValueError(f"coefficients must be a flat sequence, got shape {values.shape}")
         return cls(_core.Stencil.from_coefficients(values.tolist()))
@@ -50,8 +50,8 @@ class Stencil:
     @classmethod
     def star(cls, centre: float, minus: Sequence[Sequence[float]], plus: Sequence[Sequence[float]]) -> Stencil:
         """General star stencil: ``minus[axis][d-1]``/``plus[axis][d-1]`` weigh offsets ``-d``/``+d``."""
-        minus_array = np.asarray(minus, dtype=float)
-        plus_array = np.asarray(plus, dtype=float)
+        minus_array = _real(minus, "minus")
+        plus_array = _real(plus, "plus")
         if minus_array.ndim != 2 or minus_array.shape[0] != 3 or minus_array.shape != plus_array.shape:
             raise ValueError(
                 f"minus and plus must both have shape (3, radius), got {minus_array.shape} and {plus_array.shape}"
@@ -93,6 +93,20 @@ class Stencil:
 
     def __repr__(self) -> str:
         return f"Stencil(radius={self.radius}, coefficients={self.coefficients.tolist()})"
+
+
+def _real(values: object, name: str) -> np.ndarray:
+    """``values`` as a float64 array, or a TypeError naming them (complex or text would
+    be cast with a warning or a message that does not say which argument)."""
+    array = np.asarray(values)
+    if array.dtype.kind == "O":  # e.g. Fractions: fine if each converts to a float
+        try:
+            return array.astype(float)
+        except (TypeError, ValueError):
+            pass
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers, got dtype {array.dtype}: {values!r}")
+    return array.astype(float)
 
 
 def _radius(radius: object) -> int:

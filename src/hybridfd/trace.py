@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from hybridfd import _core
+from hybridfd._collective import agree, checked_root
 
 #: Every event kind, in the core's order (an event's ``kind`` indexes it).
 KINDS: tuple[str, ...] = tuple(_core.trace_kind_names())
@@ -75,6 +76,9 @@ class Trace:
     @classmethod
     def gather(cls, op: Any, root: int = 0) -> Trace | None:  # noqa: ANN401 - a hybridfd.Operator
         """Collective: every rank's events of ``op`` on rank ``root``; None on the others."""
+        comm = op.decomposition.comm
+        root, problem = checked_root(comm, root)
+        agree(comm, problem, root, "root")
         mine = op._core.trace() if op._core is not None else None
         everything = op.decomposition.comm.gather(mine, root=root)
         if everything is None:

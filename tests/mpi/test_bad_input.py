@@ -218,5 +218,148 @@ def test_thread_count_differs_between_ranks(comm):
         pytest.skip("needs two ranks to differ")  # the 2-, 3- and 4-rank runs cover it
     dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
     threads = 2 if comm.rank == 0 else 1
-    with pytest.raises(ValueError, match="threads must be the same on every rank, got 2 on rank 0"):
+    with pytest.raises(
+        ValueError, match="operator setting must be the same on every rank, got rank 0: model multiple, threads 2,"
+    ):
         hf.Operator(dec, hf.Stencil.laplace(1), "hybrid-multiple", threads=threads)
+
+
+# Arguments that differ between ranks, or that are bad on one rank only: every rank
+# raises, naming each rank's value, before any message is sent (a rank that raised alone
+# would leave the others waiting in a collective; ranks that disagree would exchange
+# faces their neighbours do not expect).
+
+DIFFERING_DECOMPOSITIONS = {
+    "process grid": ({"grid": (1, 1, 1)}, {"grid": None}, r"process grid \(1, 1, 1\)"),
+    "shape": ({"shape": (8, 8, 10)}, {}, r"domain shape \(8, 8, 10\)"),
+    "periodic": ({"periodic": False}, {}, r"periodic \(False, False, False\)"),
+    "dtype": ({"dtype": "complex128"}, {}, "dtype complex128"),
+}
+
+
+@pytest.mark.parametrize("case", DIFFERING_DECOMPOSITIONS)
+def test_decomposition_differing_between_ranks(comm, case):
+    if comm.size == 1:
+        pytest.skip("needs two ranks to differ")  # the 2-, 3- and 4-rank runs cover it
+    last, good = comm.size - 1, {"shape": (8, 8, 8), "grid": (comm.size, 1, 1)}
+    bad, _, named = DIFFERING_DECOMPOSITIONS[case]
+    if case == "process grid":
+        bad = {"grid": (1, comm.size, 1)}
+        named = rf"process grid \(1, {comm.size}, 1\)"
+    arguments = {**good, **bad} if comm.rank == last else good
+    grid = arguments.pop("grid")
+    with pytest.raises(ValueError, match=rf"domain and process grid must be the same on every rank, got .*{named}"):
+        hf.Decomposition(hf.Domain(**arguments), comm, grid=grid)
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "match"),
+    [
+        ({"domain": "8x8x8"}, TypeError, "domain must be a hybridfd.Domain, got str"),
+        ({"grid": (1, 1)}, ValueError, r"process grid must have 3 entries \(Px, Py, Pz\), got \(1, 1\)"),
+        ({"grid": (1.5, 1, 1)}, TypeError, r"process grid must be 3 integers \(Px, Py, Pz\), got \(1.5, 1, 1\)"),
+        ({"grid": (2**40, 1, 1)}, ValueError, r"process grid \(1099511627776, 1, 1\) has an entry beyond a C int"),
+        ({"mapping": "packed"}, ValueError, "layout or mapping must be the same on every rank, got .*mapping 'packed'"),
+        (
+            {"topology": "/nonexistent/topology.toml"},
+            ValueError,
+            "layout or mapping must be the same on every rank, got .*topology '/nonexistent/topology.toml'",
+        ),
+    ],
+)
+def test_decomposition_argument_bad_on_one_rank(comm, bad, error, match):
+    last = comm.size - 1
+    arguments = {"domain": hf.Domain((8, 8, 8)), **(bad if comm.rank == last else {})}
+    if comm.size == 1 and ("mapping" in bad or "topology" in bad):
+        pytest.skip("a mapping on every rank is no error")  # the 2-, 3- and 4-rank runs cover it
+    with pytest.raises(error, match=match):
+        hf.Decomposition(comm=comm, **arguments)
+
+
+DIFFERING_OPERATORS = {
+    "radius": ({"stencil": hf.Stencil.laplace(2)}, "stencil radius 2"),
+    "coefficients": ({"stencil": hf.Stencil.laplace(1, spacing=0.5)}, r"coefficients \(-24, 4,"),
+    "approach": ({"approach": "flat-optimized"}, "schedule double-buffered, transport p2p, batch 8"),
+    "batch": ({"approach": "flat-optimized", "batch": 3}, "batch 3"),
+    "auto": ({"approach": "auto", "tune_options": {"cache": False}}, r"approach auto \(threads at most the default\)"),
+}
+
+
+@pytest.mark.parametrize("case", DIFFERING_OPERATORS)
+def test_operator_setting_differing_between_ranks(comm, case):
+    if comm.size == 1:
+        pytest.skip("needs two ranks to differ")  # the 2-, 3- and 4-rank runs cover it
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
+    bad, named = DIFFERING_OPERATORS[case]
+    good = {"stencil": hf.Stencil.laplace(1), "approach": "flat-original"}
+    arguments = {**good, **bad} if comm.rank == comm.size - 1 else good
+    with pytest.raises(ValueError, match=rf"operator setting must be the same on every rank, got .*{named}"):
+        hf.Operator(dec, **arguments)
+
+
+@pytest.mark.parametrize(
+    ("bad", "error", "match"),
+    [
+        ({"stencil": None}, TypeError, "stencil must be a hybridfd.Stencil, got NoneType"),
+        ({"approach": 3}, TypeError, "approach must be a str, got 3"),
+        ({"transport": ["p2p"]}, TypeError, r"transport must be a str, got \['p2p'\]"),
+        ({"batch": 2**40}, ValueError, "batch 1099511627776 is beyond the largest supported value 2147483647"),
+        ({"batch": 2.5}, TypeError, "batch must be an int, got 2.5"),
+        ({"slope": True}, TypeError, "slope must be an int, got True"),
+        ({"threads": -(2**33)}, ValueError, "threads -8589934592 is beyond"),
+        ({"master_share": "half"}, TypeError, "master_share must be a number, got 'half'"),
+        (
+            {"approach": "auto", "tune_options": {"trails": 2}},
+            TypeError,
+            "unknown tune_options 'trails'; known: cache, calibration, trials, budget, trial_grids, job_grids",
+        ),
+        (
+            {"approach": "hybrid-master-only", "threads": 10**9},
+            ValueError,
+            "threads 1000000000 is more than the .* threads this process may start",
+        ),
+    ],
+)
+def test_operator_option_bad_on_one_rank(comm, bad, error, match):
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm)
+    arguments = {"stencil": hf.Stencil.laplace(1), **(bad if comm.rank == comm.size - 1 else {})}
+    with pytest.raises(error, match=match):
+        hf.Operator(dec, **arguments)
+
+
+@pytest.mark.parametrize("collective", ["scatter", "gather", "trace"])
+def test_root_out_of_range_or_differing(setup, comm, collective):
+    dec, op = setup
+
+    def call(root):
+        if collective == "scatter":
+            return dec.scatter(np.zeros(dec.domain.shape), root=root)
+        if collective == "gather":
+            return dec.gather(dec.zeros(), root=root)
+        return op.trace(root=root)
+
+    if collective == "trace":
+        op.start_trace()
+    last = comm.size - 1
+    for root in (comm.size, -1, "0"):
+        with pytest.raises(
+            ValueError,
+            match=rf"rank {last}: root {re.escape(repr(root))} must be a rank of the communicator: an int 0..{last}",
+        ):
+            call(only_on(last, comm, root, 0))
+    if comm.size > 1:  # with one rank there is one root
+        with pytest.raises(ValueError, match=rf"root.* must be the same on every rank, got .*{last}"):
+            call(only_on(last, comm, last, 0))
+
+
+def test_domain_with_more_points_than_byte_offsets_hold(comm):
+    # Each extent fits 64 bits, but the grid's bytes would not.
+    with pytest.raises(ValueError, match=r"domain shape \(1099511627776, 1099511627776, 8\) has more than \d+ points"):
+        hf.Decomposition(hf.Domain((2**40, 2**40, 8)), comm)
+
+
+def test_trace_buffers_larger_than_memory(setup, comm):
+    dec, op = setup
+    events = only_on(comm.size - 1, comm, 2**60, 100)
+    with pytest.raises(ValueError, match=f"events per thread {2**60} for 1 threads need more than this machine's"):
+        op.start_trace(events)

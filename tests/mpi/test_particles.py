@@ -188,3 +188,37 @@ def test_bad_value_on_one_rank_raises_everywhere(comm):
         hf.particles.LennardJones(comm, broken)
     md = hf.particles.LennardJones(comm, state)
     assert md.run(1)[-1]["step"] == 1
+
+
+# Bad or differing on one rank only: every rank raises, naming the values (it hung before).
+@pytest.mark.parametrize(
+    ("bad", "error", "match"),
+    [
+        ({"cutoff": "x"}, TypeError, "cutoff must be a number, got 'x'"),
+        ({"reneighbor_every": 2**40}, TypeError, "reneighbor_every must be an integer of C int range"),
+        ({"cutoff": 2.0}, ValueError, "particle setting must be the same on every rank, got .*cutoff 2,"),
+        (
+            {"transport": "rma-fence"},
+            ValueError,
+            "particle setting must be the same on every rank, got .*transport rma-fence",
+        ),
+    ],
+)
+def test_setting_bad_or_differing_on_one_rank(comm, bad, error, match):
+    if comm.size == 1 and error is ValueError:
+        pytest.skip("needs two ranks to differ")  # the 2- and 4-rank runs cover it
+    with pytest.raises(error, match=match):
+        hf.particles.LennardJones(comm, hf.particles.initial_state(4), **(bad if comm.rank == comm.size - 1 else {}))
+
+
+def test_run_differing_on_one_rank(comm):
+    lj = hf.particles.LennardJones(comm, hf.particles.initial_state(4))
+    last = comm.size - 1
+    with pytest.raises(TypeError, match=r"steps must be a 64-bit integer, got 2.5"):
+        lj.run(2.5 if comm.rank == last else 2)
+    if comm.size > 1:  # with one rank nothing differs
+        with pytest.raises(
+            ValueError, match=rf"steps, thermo_every and census must be the same .*rank {last}: steps 3"
+        ):
+            lj.run(3 if comm.rank == last else 2)
+    assert lj.run(2)[-1]["step"] == 2  # nothing was left in flight

@@ -93,3 +93,9 @@ def test_bad_messages_are_refused_before_any_transfer(comm):
         hf.RingWindow(comm, 0, 64)
     comm.Barrier()
     del window
+
+
+@pytest.mark.parametrize(("rings", "match"), [(0, "at least one ring, not 0"), (3, "number of rings must be the same")])
+def test_rings_bad_or_differing_on_one_rank_raise_everywhere(comm, rings, match):
+    with pytest.raises(ValueError, match=match):
+        hf.RingWindow(comm, rings if comm.rank == comm.size - 1 else 2, 64)

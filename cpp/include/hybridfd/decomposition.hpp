@@ -51,13 +51,14 @@ class Decomposition {
  public:
   // Collective over comm. Builds a Cartesian communicator (periodic where the domain
   // is). Throws ValueError on every rank for a grid whose product is not the number of
-  // ranks, a non-positive entry, or an axis cut into more parts than it has points.
+  // ranks, a non-positive entry, an axis cut into more parts than it has points, or a
+  // domain or grid that differs between ranks.
   Decomposition(MPI_Comm comm, const Domain& domain, std::optional<ProcessGrid> grid = std::nullopt);
   // Collective over comm: the boxes and rank order of `layout`. Throws ValueError on every
   // rank, naming the value, for splits that do not run strictly upwards from 0 to the
   // axis's extent, a grid whose product is not the number of ranks, positions that are
-  // not one per rank, outside the grid or repeated, or a layout that differs between
-  // ranks. The Cartesian communicator's rank r is the box at row-major position r: with
+  // not one per rank, outside the grid or repeated, or a domain or layout that differs
+  // between ranks. The Cartesian communicator's rank r is the box at row-major position r: with
   // positions, the ranks of comm are renumbered to get there.
   Decomposition(MPI_Comm comm, const Domain& domain, const Layout& layout);
   ~Decomposition();

@@ -54,4 +54,12 @@ std::optional<Problem> find_problem(Check&& check) {
 void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value = 0,
                        const char* agreed_value_name = nullptr);
 
+// Like agree_on_problems, but what every rank must share is a setting in words (a
+// domain, an operator's configuration): a hash of `setting` is agreed, and if it differs
+// every rank throws a ValueError showing each distinct setting and its ranks. A rank's
+// problem takes precedence (its setting may be half resolved). Runs the same collectives
+// as agree_on_problems, so ranks that reached one and the other still meet.
+void agree_on_setting(MPI_Comm comm, const std::optional<Problem>& local, const std::string& setting,
+                      const char* setting_name);
+
 }  // namespace hybridfd

@@ -59,9 +59,9 @@ std::vector<std::string> approach_names();
 class Operator {
  public:
   // Collective. Throws on every rank if the stencil radius is bad, an exchanging axis of
-  // any rank's box is thinner than the radius, an option is unknown or bad, the thread
-  // count differs between ranks, or the MPI library provides a lower thread level than
-  // the model needs.
+  // any rank's box is thinner than the radius, an option is unknown or bad, the setting
+  // (model, threads, schedule, transport, batches, stencil) differs between ranks, or the
+  // MPI library provides a lower thread level than the model needs.
   Operator(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options = {});
   ~Operator();
 

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "hybridfd/domain.hpp"
@@ -41,6 +42,10 @@ struct Stencil {
 
   // minus == plus for every axis and distance: the kernel sums the paired form.
   bool symmetric() const;
+
+  // "stencil radius r with coefficients (C1, ...)", each coefficient in its shortest
+  // exact form: two stencils with the same text are the same stencil.
+  std::string description() const;
 };
 
 }  // namespace hybridfd

@@ -12,7 +12,7 @@ namespace hybridfd {
 
 class ThreadTeam {
  public:
-  // Throws ValueError for threads < 1.
+  // Throws ValueError for threads outside 1..max_team_threads() (check_team_threads).
   explicit ThreadTeam(int threads);
 
   int size() const { return size_; }
@@ -39,6 +39,15 @@ class ThreadTeam {
 
   int size_;
 };
+
+// The most threads a team may have: OMP_THREAD_LIMIT, and the processes and threads
+// this user may run (RLIMIT_NPROC, `ulimit -u`), beyond which the OpenMP runtime fails
+// to start the team and takes the process down.
+int max_team_threads();
+
+// Throws ValueError naming `threads` unless 1 <= threads <= max_team_threads(): the one
+// check of a team's size, made by ThreadTeam and, before any collective, by Operator.
+void check_team_threads(int threads);
 
 // Threads for a threaded model: `requested` if given, else OMP_NUM_THREADS if set, else 1.
 int resolve_threads(std::optional<int> requested);

@@ -6,16 +6,33 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 
 #include "../format.hpp"
 #include "hybridfd/errors.hpp"
 
 namespace hybridfd {
 namespace {
+
+// The shortest text that reads back as `value`: equal texts, equal numbers.
+std::string exact(double value) {
+  char digits[32];
+  return std::string(digits, std::to_chars(digits, digits + sizeof digits, value).ptr);
+}
+
+// What every rank must share, in words: ranks that differ would cut different regions,
+// send ghosts of different depths, or run different physics (the process grid is agreed
+// by the Decomposition).
+std::string setting_text(const std::array<double, 3>& box, const LennardJonesOptions& options) {
+  return detail::concat("box (", exact(box[0]), ", ", exact(box[1]), ", ", exact(box[2]), "), cutoff ",
+                        exact(options.cutoff), ", skin ", exact(options.skin), ", dt ", exact(options.dt),
+                        ", reneighbor_every ", options.reneighbor_every, ", transport ", options.transport);
+}
 
 const char* axis_name(int axis) { return axis == 0 ? "x" : axis == 1 ? "y" : "z"; }
 
@@ -108,7 +125,8 @@ LennardJones::LennardJones(MPI_Comm comm, const std::array<double, 3>& box, std:
     : options_(options) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
-  agree_on_problems(comm, find_problem([&] { check_options(box, positions, velocities, tags, options, ranks); }));
+  agree_on_setting(comm, find_problem([&] { check_options(box, positions, velocities, tags, options, ranks); }),
+                   setting_text(box, options), "particle setting");
   const double reach = options.cutoff + options.skin;
   // The process grid and Cartesian communicator come from the grids' Decomposition, on a
   // domain of slabs of cutoff + skin: it cuts no axis into more slabs than fit.
@@ -461,11 +479,14 @@ void LennardJones::take_census() {
 }
 
 std::vector<ThermoRecord> LennardJones::run(std::int64_t steps, std::int64_t thermo_every, bool census) {
-  agree_on_problems(communicator(), find_problem([&] {
-                      if (steps < 0) throw ValueError(detail::concat("steps must be non-negative, got ", steps));
-                      if (thermo_every < 0)
-                        throw ValueError(detail::concat("thermo_every must be non-negative, got ", thermo_every));
-                    }));
+  // Every rank runs the same steps, thermo and census, each a collective.
+  agree_on_setting(communicator(), find_problem([&] {
+                     if (steps < 0) throw ValueError(detail::concat("steps must be non-negative, got ", steps));
+                     if (thermo_every < 0)
+                       throw ValueError(detail::concat("thermo_every must be non-negative, got ", thermo_every));
+                   }),
+                   detail::concat("steps ", steps, ", thermo_every ", thermo_every, ", census ", census),
+                   "run's steps, thermo_every and census");
   const auto seconds = [] { return MPI_Wtime(); };
   std::vector<ThermoRecord> records;
   records.reserve(static_cast<std::size_t>(2 + (thermo_every > 0 ? steps / thermo_every : 0)));

@@ -12,6 +12,7 @@ the reference, which for every approach is bit-identical (docs/design.md).
 from __future__ import annotations
 
 import argparse
+import os
 
 import numpy as np
 
@@ -134,7 +135,18 @@ def build(args: argparse.Namespace, shape: tuple[int, int, int], comm: object) -
 
 
 def random_input(args: argparse.Namespace, shape: tuple[int, int, int], decomposition: object) -> tuple:
-    """The seeded random batch (whole, on rank 0; None elsewhere) and this rank's part of it."""
+    """The seeded random batch (whole, on rank 0; None elsewhere) and this rank's part of it.
+
+    Raises UsageError, alike on every rank, for a batch rank 0 could not hold."""
+    # Rank 0 holds the whole batch three times (input, gathered result, reference).
+    held = 3 * args.grids * int(np.prod(shape)) * np.dtype(args.dtype).itemsize
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    if held > memory:
+        raise UsageError(
+            f"--grids {args.grids} of {'x'.join(map(str, shape))} {args.dtype} need {held / 1e9:.3g} GB on rank 0 "
+            f"(the whole batch, the gathered result and the reference), more than this machine's "
+            f"{memory / 1e9:.3g} GB"
+        )
     batch = None
     if decomposition.comm.rank == 0:
         rng = np.random.default_rng(args.seed)

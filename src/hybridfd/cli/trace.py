@@ -81,7 +81,10 @@ def main(args: argparse.Namespace) -> int:
     batch, a = random_input(args, shape, decomposition)
     out = np.empty_like(a)
     op.apply(a, out=out)  # warm-up: buffers and persistent requests set up
-    op.start_trace(args.events)
+    try:
+        op.start_trace(args.events)
+    except ValueError as error:  # raised alike on every rank (e.g. buffers beyond memory)
+        raise UsageError(str(error)) from None
     for _ in range(args.applies):
         comm.Barrier()
         op.apply(a, out=out)

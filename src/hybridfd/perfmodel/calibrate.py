@@ -615,6 +615,22 @@ def _size_list(text: str) -> tuple[int, ...]:
     return values
 
 
+def _unwritable(path: Path | None) -> str | None:
+    """Why ``path`` cannot be written (its directory made if missing), or None."""
+    if path is None:
+        return None
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        return f"cannot make directory {str(path.parent)!r}: {error.strerror}"
+    if path.is_dir():
+        return "is a directory"
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "is not writable"
+    return None
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="hybridfd calibrate",
@@ -645,6 +661,17 @@ def main(argv: list[str] | None = None) -> int:
     if len(sizes) < 2:
         if comm.rank == 0:
             print(f"--max-bytes {args.max_bytes} leaves fewer than 2 message sizes (from 8 B)", file=sys.stderr)
+        return 2
+    # The files are written at the end: a place they cannot go is named before the
+    # measurements, not after them (rank 0 writes; every rank exits alike).
+    unwritable = None
+    if comm.rank == 0:
+        places = (("--output", args.output or default_path()), ("--plot", args.plot))
+        unwritable = next((f"{name} {path}: {why}" for name, path in places if (why := _unwritable(path))), None)
+    unwritable = comm.bcast(unwritable, root=0)
+    if unwritable is not None:
+        if comm.rank == 0:
+            print(f"hybridfd calibrate: error: {unwritable}", file=sys.stderr)
         return 2
     start = time.perf_counter()
     entry = calibrate(comm, sizes=sizes, subgrids=args.subgrids, repeats=args.repeats)
