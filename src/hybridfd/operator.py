@@ -288,8 +288,10 @@ class Operator:
         ``a`` and ``out`` are separate C-contiguous arrays of the domain's dtype with this
         rank's box shape, and G is the same on every rank. Bad arrays raise on every rank.
 
-        ``phases`` (complex128 domains only): Bloch-periodic boundaries, shape (3, 2), the
-        same on every rank. ``phases[axis][1]`` multiplies the ghost values that wrap from
+        ``phases`` (complex128 domains only): Bloch-periodic boundaries, shape (3, 2). A
+        rank uses only the entries of the domain faces its box lies on (others may be 1,
+        as hybridfd.gpaw passes them), so the ranks at either end of an axis must pass the
+        same k-point's factors. ``phases[axis][1]`` multiplies the ghost values that wrap from
         the domain's lower end to beyond its upper end along ``axis``, ``phases[axis][0]``
         those that wrap the other way (for k-point ``k_c`` in units of the reciprocal
         cell: ``exp(+2 pi i k_c)`` and ``exp(-2 pi i k_c)``). Entries of non-periodic axes

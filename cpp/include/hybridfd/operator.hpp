@@ -68,8 +68,10 @@ class Operator {
   // Collective. `in` and `out` are (G, nx, ny, nz) or (nx, ny, nz) C-contiguous arrays of
   // the domain's dtype, G the same on every rank. Bad arrays throw on every rank before
   // any halo message is sent. `phases` (complex128 only): Bloch-periodic boundaries, the
-  // factor per periodic face of the domain (see BlochPhases), the same on every rank;
-  // entries of non-periodic axes must be 1. A bad one throws on every rank too.
+  // factor per periodic face of the domain (see BlochPhases). A rank uses only the entries
+  // of the domain faces its box lies on (others may be 1, as GPAW's adaptor passes them),
+  // so the ranks at either end of an axis must pass the same k-point's factors; entries of
+  // non-periodic axes must be 1. A bad one throws on every rank too.
   void apply(const ArrayRef& in, const ArrayRef& out, const BlochPhases* phases = nullptr);
 
   const Config& config() const { return config_; }
