@@ -286,16 +286,37 @@ def test_a_cost_per_batch_step_reaches_hybrid_multiples_driver(tmp_path: Path) -
     assert experiments.cache_key(charged, platform.BLUEGENE_P) != experiments.cache_key(plain, platform.BLUEGENE_P)
 
 
-def test_a_cost_per_isend_reaches_smpirun_only_when_set(tmp_path: Path) -> None:
-    """Machine.isend_overhead is SMPI's smpi/ois (what an MPI_Isend pays); 0 adds no option,
-    so the default platforms' cache keys do not change."""
+def test_the_per_message_cost_reaches_smpirun_as_one_charge_per_isend(tmp_path: Path) -> None:
+    """Machine.message_overhead (each end's share) is charged at MPI_Isend as both ends'
+    shares (smpi/ois; smpi/os alike, smpi/or 0 so nothing is charged twice): Blue Gene/P's
+    1.5 us at each end is 3 us per Isend, and the cost is part of every cache key."""
     import dataclasses
 
-    run = experiments.plan(variant("flat-original"), "flat", 64, job(tmp_path), 5e-6)
-    charged = dataclasses.replace(platform.BLUEGENE_P, isend_overhead=3e-5)
+    options = platform.BLUEGENE_P.smpirun_options()
+    assert platform.BLUEGENE_P.message_overhead == 1.5e-6
+    assert "--cfg=smpi/ois:0:3e-06:0" in options
+    assert "--cfg=smpi/os:0:3e-06:0" in options
+    assert "--cfg=smpi/or:0:0:0" in options
+    free = dataclasses.replace(platform.BLUEGENE_P, message_overhead=0.0)
+    assert "--cfg=smpi/ois:0:0:0" in free.smpirun_options()
+    charged = dataclasses.replace(platform.BLUEGENE_P, message_overhead=1.5e-5)
     assert "--cfg=smpi/ois:0:3e-05:0" in charged.smpirun_options()
-    assert not any(o.startswith("--cfg=smpi/ois") for o in platform.BLUEGENE_P.smpirun_options())
-    assert experiments.cache_key(run, charged) != experiments.cache_key(run, platform.BLUEGENE_P)
-    assert experiments.cache_key(run, dataclasses.replace(charged, isend_overhead=0.0)) == experiments.cache_key(
-        run, platform.BLUEGENE_P
-    )
+    run = experiments.plan(variant("flat-original"), "flat", 64, job(tmp_path), 5e-6)
+    keys = {experiments.cache_key(run, m) for m in (platform.BLUEGENE_P, free, charged)}
+    assert len(keys) == 3
+
+
+def test_a_transport_that_would_not_pay_the_per_message_cost_is_refused(tmp_path: Path) -> None:
+    """SimGrid 3.32 charges no option to MPI_Send_init/MPI_Start: with a per-message cost
+    set, smpi.run refuses such a transport before starting smpirun."""
+    import dataclasses
+
+    from hybridfd.simulate import smpi
+
+    arguments = ["--grids", "1", "--transport", "persistent", "--compute", "modelled"]
+    with pytest.raises(ValueError, match="--transport persistent"):
+        smpi.run(2, platform.host_topology(2), platform.BLUEGENE_P, arguments, tmp_path, tmp_path / "no-driver")
+    free = dataclasses.replace(platform.BLUEGENE_P, message_overhead=0.0)
+    # no refusal: it gets as far as the missing driver (or the missing smpirun)
+    with pytest.raises((RuntimeError, FileNotFoundError)):
+        smpi.run(2, platform.host_topology(2), free, arguments, tmp_path, tmp_path / "no-driver")

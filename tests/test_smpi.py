@@ -63,6 +63,28 @@ def test_threads_at_scale_charge_the_node_rate_and_the_team_cost(smpi_driver: Pa
     assert row["median_ms"] == pytest.approx(1e3 * (compute_seconds + 1e-3 + 2e-3), rel=1e-5), row
 
 
+def test_the_per_message_cost_is_charged_once_per_isend(smpi_driver: Path, tmp_path: Path) -> None:
+    """Machine.message_overhead reaches the driver's messages (platform.py): flat-original
+    on 2 ranks (process grid 2x1x1, periodic) sends 2 halo Isends per grid, one round per
+    grid with nothing to hide it behind, and each apply starts with one MPI_Allreduce
+    (agree_on_problems; recursive doubling: one Isend per rank at 2 ranks). So 3 grids
+    cost (2 x 3 + 1) x 2 x message_overhead more than with no cost, to the clock's rounding."""
+    import dataclasses
+
+    free = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
+    overhead = 25e-6  # each end's share: 50 us charged per Isend
+    arguments = [
+        *("--grids", "3", "--shape", "16", "12", "10", "--approach", "flat-original"),
+        *("--repeats", "1", "--check", "off", "--compute", "modelled"),
+    ]
+    times = []
+    for machine in (free, dataclasses.replace(free, message_overhead=overhead)):
+        (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
+        assert row["process_grid"] == [2, 1, 1]
+        times.append(row["median_ms"])
+    assert times[1] - times[0] == pytest.approx(1e3 * (2 * 3 + 1) * 2 * overhead, abs=1e-6), times
+
+
 @pytest.mark.parametrize(("cores", "shared_by"), [(4, 1), (2, 2), (1, 4)])
 def test_ranks_beyond_the_cores_share_them(smpi_driver: Path, tmp_path: Path, cores: int, shared_by: int) -> None:
     """The host platform's placement (docs/simulation.md, section 4): 4 ranks on one host of

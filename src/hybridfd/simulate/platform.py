@@ -52,18 +52,32 @@ class Machine:
     #: messages between ranks of one node (shared memory or the node's DMA)
     node_bandwidth: float
     node_latency: float
-    #: CPU time a rank spends per message sent and per message received (smpi/os, smpi/or).
-    #: SimGrid 3.32 charges smpi/os only to blocking or detached sends and smpi/or only to
-    #: receives of detached sends; hybridfd-bench sends with MPI_Isend, and SETTINGS turns
-    #: detached sends off, so this cost is NOT charged to any of its messages
-    #: (docs/simulation.md, section 6, "What would the paper's 16k numbers need?").
+    #: CPU time a rank spends per message at each end (BG/P: 1.5 us to send, 1.5 us to
+    #: receive). SMPI charges it as one piece of 2 x message_overhead, both ends' shares,
+    #: to the sender at each MPI_Isend (smpi/ois). Why there: SimGrid 3.32 (src/smpi/mpi/
+    #: smpi_request.cpp, Request::start and finish_wait) charges MPI_Isend smpi/ois when
+    #: it starts, MPI_Ssend and a detached MPI_Send smpi/os, and a receive smpi/or only
+    #: when it completes a detached send; MPI_Irecv, MPI_Wait/Waitall and the receive of a
+    #: non-detached send have no option of their own, and SETTINGS turns detached sends
+    #: off. hybridfd-bench's halo messages (the p2p transport) are MPI_Isends, as are the
+    #: messages of SMPI's recursive-doubling allreduce (one per apply, agree_on_problems)
+    #: and barrier, and each rank sends as many halo messages as it receives: so every
+    #: rank pays both shares of its messages, the receive share before the message leaves
+    #: instead of after it arrives (a message's end-to-end time is the same). smpi/os is
+    #: the same piece and smpi/or 0, so no message is charged twice. Not charged:
+    #: MPI_Send_init/MPI_Start (the persistent transport) and a non-detached MPI_Send,
+    #: which SimGrid 3.32 charges nothing (smpi.run refuses any transport but p2p when
+    #: the cost is set: smpi.CHARGED_TRANSPORTS). SimGrid
+    #: charges it as a sleep of the rank, not as work on a core: a rank in its overhead
+    #: leaves its core to the others (as a core of its own does on Blue Gene/P, one rank
+    #: per core; not so on the host platform with more ranks than cores).
     message_overhead: float = 0.0
-    #: CPU time charged per MPI_Isend (smpi/ois: what SimGrid charges a non-blocking send).
-    #: 0 by default; the sensitivity study (benchmarks/simulated_sensitivity.py) raises it
-    #: to put a per-message CPU cost on the driver's messages, both ends' share charged at
-    #: the send (each rank sends as many halo messages as it receives).
-    isend_overhead: float = 0.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    @property
+    def per_message_charge(self) -> float:
+        """Seconds SMPI charges the sender per message: both ends' ``message_overhead``."""
+        return 2 * self.message_overhead
 
     def smpirun_options(self) -> list[str]:
         """SMPI settings that make SMPI use exactly these costs."""
@@ -72,10 +86,9 @@ class Machine:
             # (SMPI's defaults were fitted to an Ethernet cluster).
             "--cfg=smpi/bw-factor:0:1",
             "--cfg=smpi/lat-factor:0:1",
-            f"--cfg=smpi/os:0:{self.message_overhead:.9g}:0",
-            f"--cfg=smpi/or:0:{self.message_overhead:.9g}:0",
-            # only when set: the default platforms' options (and cache keys) stay as they were
-            *([f"--cfg=smpi/ois:0:{self.isend_overhead:.9g}:0"] if self.isend_overhead else []),
+            f"--cfg=smpi/ois:0:{self.per_message_charge:.9g}:0",
+            f"--cfg=smpi/os:0:{self.per_message_charge:.9g}:0",
+            "--cfg=smpi/or:0:0:0",
         ]
 
 
@@ -95,7 +108,10 @@ BLUEGENE_P = Machine(
         "core_speed": "GPAW journal Sect. 7.2 (9 ms, 32 grids of 144^3, 2,048 cores) and Sect. 8 (70 %)",
         "link_bandwidth": "GPAW journal Table 3.1: 6 x 2 x 425 MB/s (via Topology.preset)",
         "link_latency": "assumption: about 100 ns per torus hop (IBM J. Res. Dev. 52(1/2), 2008)",
-        "message_overhead": "assumption: 2 x 1.5 us, about the 3 us MPI nearest-neighbour latency reported for BG/P",
+        "message_overhead": (
+            "assumption: 1.5 us at each end (3 us per message, charged at MPI_Isend), about the 3 us MPI "
+            "nearest-neighbour latency reported for BG/P"
+        ),
         "node": "assumption: in-node messages at a quarter of the node's 13.6 GB/s (Table 3.1), 1 us",
     },
 )
@@ -112,7 +128,8 @@ def host_topology(cores: int | None = None) -> Topology:
 def host_machine(core_speed: float, latency: float, bandwidth: float, message_overhead: float = 0.0) -> Machine:
     """This machine, from its measured costs: the driver's apply rate per core, the
     ping-pong fit of hybridfd.perfmodel.calibrate (Hockney: latency, bandwidth) and the
-    CPU time per message of calibrate.message_seconds (charged at send and at receive)."""
+    CPU time per message of calibrate.message_seconds (at each end; SMPI charges both
+    ends' shares at the send, see ``Machine.message_overhead``)."""
     return Machine(
         name="host",
         core_speed=core_speed,

@@ -34,6 +34,13 @@ SETTINGS = (
     "--cfg=network/crosstraffic:0",
 )
 
+#: Transports whose messages are known to pay ``Machine.message_overhead`` under SimGrid
+#: 3.32: p2p's MPI_Isends (smpi/ois; tests/test_smpi.py measures it). The persistent
+#: transport's MPI_Send_init/MPI_Start pay nothing (neither smpi/ois nor, without detached
+#: sends, smpi/os); SMPI 3.32 lacks the neighbour collectives; the RMA and partitioned
+#: transports are not checked.
+CHARGED_TRANSPORTS = ("p2p",)
+
 
 def run(
     ranks: int,
@@ -48,9 +55,17 @@ def run(
     """Simulates ``hybridfd-bench arguments`` on ``ranks`` ranks; returns its result record.
     ``platform_xml`` replaces the platform generated from ``topology`` (same hosts, other
     routes: benchmarks/simulated_routing.py). Raises RuntimeError with the output if the
-    run fails."""
+    run fails, ValueError for a transport that would not pay ``machine.message_overhead``."""
+    arguments = list(arguments)
+    transport = arguments[arguments.index("--transport") + 1] if "--transport" in arguments else "p2p"
+    if machine.message_overhead and transport not in CHARGED_TRANSPORTS:
+        raise ValueError(
+            f"--transport {transport}: its messages are not known to pay {machine.name}'s per-message overhead "
+            f"({machine.message_overhead:g} s at each end) under SimGrid 3.32, only those of "
+            f"{', '.join(CHARGED_TRANSPORTS)} (platform.Machine.message_overhead)"
+        )
     platform_path, hostfile_path = platforms.write(topology, machine, ranks, directory, platform_xml)
-    modelled = "--compute" in arguments and list(arguments)[list(arguments).index("--compute") + 1] == "modelled"
+    modelled = "--compute" in arguments and arguments[arguments.index("--compute") + 1] == "modelled"
     command = [
         "smpirun",
         "-np",
