@@ -11,6 +11,7 @@ from hybridfd.perfmodel import (
     Costs,
     Problem,
     Settings,
+    batch_runs,
     batch_sizes,
     batch_table,
     halo_bytes_per_grid,
@@ -339,3 +340,42 @@ def test_without_progress_double_buffering_waits_as_long_as_all_dims() -> None:
 def test_the_hidden_share_is_a_share() -> None:
     with pytest.raises(ValueError, match="hidden_share must be a number in \\[0, 1\\], got 1.5"):
         Costs(**{**COSTS.__dict__, "hidden_share": 1.5})
+
+
+@pytest.mark.parametrize("kind", ["geometric", "linear"])
+def test_batch_runs_expand_to_the_batch_table(kind) -> None:
+    # Every (t, b, n) the core accepts up to t = 40, b = 9, in one pool: each row's runs,
+    # expanded, are its batch_table row, and each run follows the batch before it.
+    triples = [
+        (t, b, n) for t in range(41) for b in range(1, 10) for n in range(b if kind == "linear" else b.bit_length())
+    ]
+    t, b, n = (np.array(column) for column in zip(*triples, strict=True))
+    table = batch_table(t, b, n, kind)
+    sizes, counts, previous = batch_runs(t, b, n, kind)
+    assert sizes.shape[1] == n.max() + 3
+    for row, size_row, count_row, previous_row in zip(table, sizes, counts, previous, strict=True):
+        expanded = [int(s) for s, c in zip(size_row, count_row, strict=True) for _ in range(c)]
+        assert expanded == [int(s) for s in row if s]
+        before = [0, *expanded]
+        first = np.cumsum(np.concatenate([[0], count_row]))[:-1]  # index of each column's first batch
+        for column, count in enumerate(count_row):
+            if count:
+                assert previous_row[column] == before[first[column]]
+                assert count == 1 or size_row[column] == previous_row[column]  # a run follows its own size
+
+
+def test_many_grids_are_ranked_in_constant_memory() -> None:
+    # 10^11 grids in batches of one: the runs hold 3 columns, and the prediction is the
+    # documented formula's (a column per batch could not be allocated).
+    sizes, counts, _ = batch_runs(10**11, 1, 0)
+    assert sizes.shape == (1, 3) and counts.sum() == 10**11
+    problem = Problem(grids=10**11, points=24**3, bytes_per_grid=2 * 24 * 24 * 2 * 8, interior_points=20 * 24 * 24)
+    got = predict(COSTS, problem, model="flat", schedule="double-buffered", batch=1, slope=0)
+    per_grid = COSTS.compute_per_point * problem.points
+    B = COSTS.bandwidth / problem.bytes_per_grid
+    h = COSTS.hidden_share
+    first = COSTS.latency + h / B
+    steady = max(0.0, COSTS.latency + h / B - per_grid)
+    waiting = first + (10**11 - 1) * steady + (1 - h) * 10**11 / B
+    expected = waiting + (per_grid + COSTS.pack_per_byte * problem.bytes_per_grid) * 10**11
+    assert got == pytest.approx(expected + COSTS.per_message * problem.messages_per_batch * 10**11, rel=1e-12)

@@ -5,7 +5,7 @@ total-time prediction built on it, and the machine calibration that feeds both.
 packing costs on this machine; :func:`predict` turns them into seconds per apply.
 """
 
-from hybridfd.perfmodel.formula import batch_sizes, batch_table, schedule_wait_time, wait_time
+from hybridfd.perfmodel.formula import batch_runs, batch_sizes, batch_table, schedule_wait_time, wait_time
 from hybridfd.perfmodel.predict import (
     Costs,
     Problem,
@@ -21,6 +21,7 @@ __all__ = [
     "Costs",
     "Problem",
     "Settings",
+    "batch_runs",
     "batch_sizes",
     "batch_table",
     "halo_bytes_per_grid",

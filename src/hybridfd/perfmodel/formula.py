@@ -134,17 +134,8 @@ def schedule_wait_time(l: float, B: float, C: float, sizes: Sequence[int]) -> fl
     return total
 
 
-def batch_table(t: object, b: object, n: object, kind: str = "geometric") -> np.ndarray:
-    """:func:`batch_sizes` for many (t, b, n) at once: row k holds the grids per batch of
-    ``t[k]`` grids cut with batch ``b[k]`` and slope ``n[k]`` (arrays of ints, or one int
-    for all), in order, padded with zeros (a zero is a batch not run).
-
-    Batch j of the sequence is meant to hold ``raw_j`` grids (the slope's ramp, then b);
-    it holds what is left of t after the batches before it, at most ``raw_j``: that cuts
-    the slope short when t is small and leaves the rest in the last batch, as
-    :func:`batch_sizes` does. The tuner ranks dozens of candidates per tuning, so this is
-    built once per candidate pool, not once per candidate.
-    """
+def _batch_columns(t: object, b: object, n: object, kind: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(t, b, n) checked and broadcast to flat int64 arrays of one length."""
     if kind not in ("geometric", "linear"):
         raise ValueError(f"unknown slope kind {kind!r}; known: geometric, linear")
     t, b, n = (np.asarray(v) for v in (t, b, n))
@@ -159,13 +150,73 @@ def batch_table(t: object, b: object, n: object, kind: str = "geometric") -> np.
     if (smallest < 1).any():
         bad = int(np.argmax(smallest < 1))
         raise ValueError(f"slope {n[bad]} ({kind}) with batch {b[bad]} makes the first batch smaller than one grid")
+    return t, b, n
+
+
+def _cut(t: np.ndarray, raw: np.ndarray) -> np.ndarray:
+    """Batches meant to hold ``raw`` grids (per row, in order) cut to the ``t`` grids there
+    are: each holds what is left after the batches before it, at most its raw size."""
+    before = np.cumsum(raw, axis=1) - raw
+    return np.minimum(raw, np.maximum(t[:, None] - before, 0))
+
+
+def _ramp(b: np.ndarray, n: np.ndarray, j: np.ndarray, kind: str) -> np.ndarray:
+    """The raw size of ramp batch ``j`` (< n) of batch b and slope n."""
+    if kind == "geometric":
+        return b[:, None] >> np.maximum(n[:, None] - j, 0)
+    return b[:, None] * (j + 1) // (n[:, None] + 1)
+
+
+def batch_table(t: object, b: object, n: object, kind: str = "geometric") -> np.ndarray:
+    """:func:`batch_sizes` for many (t, b, n) at once: row k holds the grids per batch of
+    ``t[k]`` grids cut with batch ``b[k]`` and slope ``n[k]`` (arrays of ints, or one int
+    for all), in order, padded with zeros (a zero is a batch not run).
+
+    Batch j of the sequence is meant to hold ``raw_j`` grids (the slope's ramp, then b);
+    it holds what is left of t after the batches before it, at most ``raw_j``: that cuts
+    the slope short when t is small and leaves the rest in the last batch, as
+    :func:`batch_sizes` does. A column per batch: for many grids in small batches, see
+    :func:`batch_runs`.
+    """
+    t, b, n = _batch_columns(t, b, n, kind)
     # Each batch holds at least one grid, so n + ceil(t/b) columns hold every sequence.
     columns = int((n + -(-t // b)).max(initial=0))
     j = np.arange(columns)[None, :]
-    ramp = j < n[:, None]
-    if kind == "geometric":
-        raw = np.where(ramp, b[:, None] >> np.maximum(n[:, None] - j, 0), b[:, None])
-    else:
-        raw = np.where(ramp, b[:, None] * (j + 1) // (n[:, None] + 1), b[:, None])
-    before = np.cumsum(raw, axis=1) - raw
-    return np.minimum(raw, np.maximum(t[:, None] - before, 0))
+    raw = np.where(j < n[:, None], _ramp(b, n, j, kind), b[:, None])
+    return _cut(t, raw)
+
+
+def batch_runs(t: object, b: object, n: object, kind: str = "geometric") -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`batch_table` run-length coded, in max(n) + 3 columns whatever t: per row,
+    ``sizes``, ``counts`` (how many batches of that size run there, one after another;
+    0: none) and ``previous``, the size of the batch run just before each column's
+    first batch (0 for the first). The columns: the ramp (right-aligned, so that the
+    full batches follow its last), one full batch, the other full batches, and the
+    grids left over. Batches after the first full one all follow a batch of their own
+    size, so Fig. 5.2's waits are the same for each of them: the tuner ranks a pool of
+    ``t`` grids at a cost that does not grow with t.
+    """
+    t, b, n = _batch_columns(t, b, n, kind)
+    width = int(n.max(initial=0))
+    # Column i of the ramp block holds ramp batch j = i - (width - n) where j >= 0.
+    j = np.arange(width)[None, :] - (width - n[:, None])
+    ramp = _cut(t, np.where(j >= 0, _ramp(b, n, np.maximum(j, 0), kind), 0))
+    left = t - ramp.sum(axis=1)
+    full, rest = left // b, left % b
+    sizes = np.concatenate([ramp, b[:, None], b[:, None], rest[:, None]], axis=1)
+    counts = np.concatenate(
+        [
+            (ramp > 0).astype(np.int64),
+            np.minimum(full, 1)[:, None],
+            np.maximum(full - 1, 0)[:, None],
+            (rest > 0)[:, None],
+        ],
+        axis=1,
+    ).astype(np.int64)
+    sizes = np.where(counts > 0, sizes, 0)
+    # The last column that runs before each one.
+    columns = np.arange(sizes.shape[1])[None, :]
+    ran = np.maximum.accumulate(np.where(counts > 0, columns, -1), axis=1)
+    before = np.concatenate([np.full((len(t), 1), -1), ran[:, :-1]], axis=1)
+    previous = np.where(before >= 0, np.take_along_axis(sizes, np.maximum(before, 0), axis=1), 0)
+    return sizes, counts, previous

@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from hybridfd.perfmodel.formula import batch_table
+from hybridfd.perfmodel.formula import batch_runs
 
 
 @dataclass(frozen=True)
@@ -219,12 +219,13 @@ class _Rows(NamedTuple):
     """What a :class:`Settings` implies for G grids whatever the machine's costs, per row:
     the grids its schedule runs (``grids``: ceil(G/T) for ``multiple``, whose threads
     each run their own), the threads sharing each grid's compute (``workers``), its
-    batches (``sizes``, a :func:`batch_table`; ``runs`` 1 where a batch runs) and their
-    number, its team synchronisations per apply, and its waiting formula as one shape
-    for every schedule: batch j waits ``max(0, exchanges x l + s_j/B - C x hiders_j)``,
-    where ``hiders`` are the grids whose compute hides its exchange: the previous batch
-    for double-buffered (none for the first), the batch's own for overlap (of which only
-    the interior counts, ``overlap`` rows), none for the others."""
+    batches (``sizes``, with ``runs`` batches of each size one after another: a
+    :func:`batch_runs`) and their number, its team synchronisations per apply, and its
+    waiting formula as one shape for every schedule: a batch of column j waits
+    ``max(0, exchanges x l + s_j/B - C x hiders_j)``, where ``hiders`` are the grids
+    whose compute hides its exchange: the previous batch for double-buffered (none for
+    the first), the batch's own for overlap (of which only the interior counts,
+    ``overlap`` rows), none for the others."""
 
     threads: np.ndarray
     grids: np.ndarray
@@ -251,16 +252,15 @@ def _rows(settings: Settings, grids: int) -> _Rows:
     workers = np.where(
         np.isin(model, _UNTHREADED), 1, np.where(model == "funneled-overlap", np.maximum(threads - 1, 1), threads)
     )
-    sizes = batch_table(per_thread, np.array(settings.batch), np.array(settings.slope), settings.slope_kind)
-    sizes = sizes.astype(float)
-    runs = (sizes > 0).astype(float)
+    sizes, counts, previous = batch_runs(
+        per_thread, np.array(settings.batch), np.array(settings.slope), settings.slope_kind
+    )
+    sizes, runs, previous = sizes.astype(float), counts.astype(float), previous.astype(float)
     batches = runs.sum(axis=1)
     syncs = np.where(model == "flat", 0, np.where(multiple, 1, batches))
     exchanges = np.array([EXCHANGES_PER_BATCH.get(name, 1) for name in settings.schedule], dtype=float)
     double_buffered = (schedule == "double-buffered")[:, None]
     overlap = schedule == "overlap"
-    previous = np.zeros_like(sizes)
-    previous[:, 1:] = sizes[:, :-1]
     hiders = np.where(double_buffered, previous, np.where(overlap[:, None], sizes, 0.0))
     return _Rows(
         threads.astype(float),
