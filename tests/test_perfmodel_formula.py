@@ -147,6 +147,17 @@ def test_batch_table_rows_are_the_core_cut(kind) -> None:
         assert row[: len(sizes)].tolist() == sizes
         assert not row[len(sizes) :].any()
         assert batch_sizes(grids, batch, slope, kind) == sizes
+    # The same pool run-length coded (batch_runs): each row's runs, expanded, are its
+    # cut, and each run follows the batch before it (a run of several, its own size).
+    runs = batch_runs(t, b, n, kind)
+    assert runs[0].shape[1] == n.max() + 3
+    for row, sizes, counts, previous in zip(table, *runs, strict=True):
+        expanded = [int(size) for size, count in zip(sizes, counts, strict=True) for _ in range(count)]
+        assert expanded == [int(size) for size in row if size]
+        first = np.cumsum(counts) - counts  # the index of each column's first batch
+        for column in np.flatnonzero(counts):
+            assert previous[column] == ([0, *expanded])[first[column]]
+            assert counts[column] == 1 or sizes[column] == previous[column]
 
 
 def test_batch_table_refuses_what_batch_sizes_refuses() -> None:
@@ -340,28 +351,6 @@ def test_without_progress_double_buffering_waits_as_long_as_all_dims() -> None:
 def test_the_hidden_share_is_a_share() -> None:
     with pytest.raises(ValueError, match="hidden_share must be a number in \\[0, 1\\], got 1.5"):
         Costs(**{**COSTS.__dict__, "hidden_share": 1.5})
-
-
-@pytest.mark.parametrize("kind", ["geometric", "linear"])
-def test_batch_runs_expand_to_the_batch_table(kind) -> None:
-    # Every (t, b, n) the core accepts up to t = 40, b = 9, in one pool: each row's runs,
-    # expanded, are its batch_table row, and each run follows the batch before it.
-    triples = [
-        (t, b, n) for t in range(41) for b in range(1, 10) for n in range(b if kind == "linear" else b.bit_length())
-    ]
-    t, b, n = (np.array(column) for column in zip(*triples, strict=True))
-    table = batch_table(t, b, n, kind)
-    sizes, counts, previous = batch_runs(t, b, n, kind)
-    assert sizes.shape[1] == n.max() + 3
-    for row, size_row, count_row, previous_row in zip(table, sizes, counts, previous, strict=True):
-        expanded = [int(s) for s, c in zip(size_row, count_row, strict=True) for _ in range(c)]
-        assert expanded == [int(s) for s in row if s]
-        before = [0, *expanded]
-        first = np.cumsum(np.concatenate([[0], count_row]))[:-1]  # index of each column's first batch
-        for column, count in enumerate(count_row):
-            if count:
-                assert previous_row[column] == before[first[column]]
-                assert count == 1 or size_row[column] == previous_row[column]  # a run follows its own size
 
 
 def test_many_grids_are_ranked_in_constant_memory() -> None:
