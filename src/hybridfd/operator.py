@@ -31,9 +31,11 @@ class Operator:
     by the performance model and races of trial applies. With ``grids`` given it tunes
     now, on scratch arrays; otherwise for the G of the first apply, on the grids of the
     first applies themselves (every setting gives the same bits; see
-    :class:`hybridfd.tune.Tuning`). :attr:`config` says whether the choice came from the
-    tuner or the cache (``approach_source``, None while tuning) and what tuning cost
-    (``tuning``). ``tune_options`` passes keywords to :class:`hybridfd.tune.Tuning`
+    :class:`hybridfd.tune.Tuning`). A choice serves applies of that G or fewer; an apply
+    of more grids tunes again for its G (from the cache if it holds that problem), with
+    a new core, whose phase times and trace start afresh. :attr:`config` says whether the
+    choice came from the tuner or the cache (``approach_source``, None while tuning), what
+    tuning cost and for which G (``tuning``). ``tune_options`` passes keywords to :class:`hybridfd.tune.Tuning`
     (cache, calibration, trials, budget, trial_grids, job_grids).
 
     ``trace=True`` traces the applies from the start (as :meth:`start_trace` would): every
@@ -79,8 +81,10 @@ class Operator:
         self.stencil = stencil
         self._tuning = None
         self._tuning_run = None  # the tuner while approach="auto" tunes on the first applies
+        self._tuned_grids = 0  # approach="auto": the G its choice was made for (0: none yet)
         self._trace_events: int | None = None  # buffer size to trace with, once the core exists
-        if approach == "auto":
+        self._auto = approach == "auto"
+        if self._auto:
             self._core = None
             given = {
                 "model": model,
@@ -157,6 +161,7 @@ class Operator:
         """Tune now, on scratch arrays (``Operator(..., grids=G)``)."""
         from hybridfd import tune
 
+        self._tuned_grids = grids
         self._adopt(
             tune.tune(self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options)
         )
@@ -175,6 +180,7 @@ class Operator:
             self._tuning_run = tune.Tuning(
                 self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options
             )
+            self._tuned_grids = grids
         done = 0
         if self._tuning_run.decision is None:
             if a.ndim == 3:
@@ -226,7 +232,7 @@ class Operator:
         config = dict(self._core.config)
         if self._tuning is not None:
             config["approach_source"] = self._tuning.source
-            config["tuning"] = self._tuning.summary()
+            config["tuning"] = {**self._tuning.summary(), "grids": self._tuned_grids}
         mapping = self.decomposition.mapping
         metrics = self.decomposition.mapping_metrics(self.stencil.radius)
         config["mapping"] = None if mapping is None else mapping.as_dict(metrics)
@@ -319,6 +325,16 @@ class Operator:
         if out is None:
             out = np.empty(a.shape, dtype=a.dtype)
         done = 0
+        grids = a.shape[0] if a.ndim == 4 else 1
+        if self._auto and self._core is not None and grids > self._tuned_grids:
+            # A choice holds for the G it was made for and fewer (the same batches, cut
+            # shorter); more grids than that were never among its candidates' batches
+            # (tuned on one grid, every batch is one grid), so they are tuned for anew,
+            # from the cache if it has them. The same agreement on G as the core's apply:
+            # ranks that are not here meet this one there, and all raise.
+            agree(self.decomposition.comm, None, grids, "number of grids G")
+            self._core = None
+            self._tuning = None
         if self._core is None:
             done = self._tune_on(a, out, core_phases)
         if self._core is not None and done < (a.shape[0] if a.ndim == 4 else 1):

@@ -232,6 +232,44 @@ def test_a_different_grid_count_while_tuning_raises_on_every_rank(comm, director
         op.apply(np.zeros(dec.local_shape(2 + comm.rank)))
 
 
+def test_more_grids_than_tuned_for_are_tuned_for_anew(comm, directory):
+    # Tuned for one grid (every batch one grid), then applied to 6: tuned again on those,
+    # for G = 6; then 3 grids run on that choice, with no third tuning. Every output is
+    # the reference's.
+    dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
+    stencil = hf.Stencil.laplace(2, 0.3)
+    options = {"cache": False, "calibration": directory / "calibration.json", "trials": 2, "budget": 60.0}
+    op = hf.Operator(dec, stencil, approach="auto", threads=1, grids=1, tune_options=options)
+    assert op.config["tuning"]["grids"] == 1 and op.config["batch"] == 1
+    reference_op = hf.Operator(dec, stencil, approach="flat-original")
+    rng = np.random.default_rng(comm.rank)
+    a = rng.standard_normal(dec.local_shape(6))
+    np.testing.assert_array_equal(op.apply(a), reference_op.apply(a))
+    for _ in range(200):  # the tuning may span applies
+        if op.config["approach_source"] is not None:
+            break
+        np.testing.assert_array_equal(op.apply(a), reference_op.apply(a))
+    tuning = op.config["tuning"]
+    assert tuning["grids"] == 6 and op.config["approach_source"] == "tuner"
+    assert comm.allgather(op.config["batch"]) == [op.config["batch"]] * comm.size
+    fewer = rng.standard_normal(dec.local_shape(3))
+    np.testing.assert_array_equal(op.apply(fewer), reference_op.apply(fewer))
+    assert op.config["tuning"] == tuning
+
+
+def test_more_grids_than_tuned_for_on_one_rank_raises_on_every_rank(comm, directory):
+    # Rank 0 alone asks for more grids than the choice was made for, so it alone would
+    # tune again: it meets the others' agreement on G in their applies, and all raise.
+    dec = hf.Decomposition(hf.Domain((12, 10, 8)), comm)
+    options = {"cache": False, "calibration": directory / "calibration.json", "trials": 1, "budget": 0.0}
+    op = hf.Operator(dec, hf.Stencil.laplace(2, 0.3), approach="auto", threads=1, grids=4, tune_options=options)
+    with pytest.raises(ValueError, match="must be the same on every rank"):
+        op.apply(np.zeros(dec.local_shape(8 if comm.rank == 0 else 2)))
+    # Nothing was torn down: the same G everywhere still runs on the choice.
+    op.apply(np.zeros(dec.local_shape(2)))
+    assert op.config["tuning"]["grids"] == 4
+
+
 def test_all_ranks_admit_the_same_entrants_when_their_budgets_differ(comm):
     # Rank 0's budget decides who joins and how long the race runs (here only rank 0's
     # affords any trial beyond the model's choice): every rank makes the same requests.
