@@ -24,30 +24,41 @@ only simulates what is new.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from hybridfd.decomposition import automatic_grid
 from hybridfd.experiments._stencil import model_of, variant
 from hybridfd.perfmodel.store import cache_dir
 from hybridfd.simulate import experiments, lines, smpi
 from hybridfd.simulate.lines import POINTS
+from hybridfd.simulate.placement import PLACEMENTS, rank_slots
 
 GRIDS, SHAPE = 2816, 192
 FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
 
 
-def plan(approach: str, cores: int, grids: int, batch_sync: float = 0.0) -> experiments.SimulatedRun:
+def plan(
+    approach: str, cores: int, grids: int, batch_sync: float = 0.0, placement: str = "packed"
+) -> experiments.SimulatedRun:
     """The run of ``grids`` grids of 192^3 on ``cores`` cores: the plan `hybridfd bench
-    gustafson|scalability --simulate bluegene-p` makes (so the two share cached points)."""
+    gustafson|scalability --simulate bluegene-p` makes (so the two share cached points);
+    a flat approach's ranks placed by ``placement`` (hybridfd.simulate.placement)."""
     job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": 2, "simulate": {"platform": "bluegene-p"}}
     run = experiments.plan(
         variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS, batch_sync=batch_sync
     )
     if run is None:
         raise ValueError(f"{approach} is not simulated at scale")
+    if placement != "packed":
+        if model_of(approach) != "flat":
+            raise ValueError(f"placement {placement} is for the flat approaches (one rank per core), not {approach}")
+        slots = rank_slots(placement, automatic_grid((SHAPE,) * 3, run.ranks), run.topology)
+        run = dataclasses.replace(run, topology=dataclasses.replace(run.topology, rank_slots=slots))
     return run
 
 
@@ -59,10 +70,14 @@ def simulate(
     driver: Path,
     machine: experiments.platforms.Machine = experiments.MACHINES["bluegene-p"],
     batch_sync: float = 0.0,
+    placement: str = "packed",
 ) -> tuple[float, float]:
     """(simulated ms per apply, wall seconds) of ``grids`` grids of 192^3 on ``cores`` cores."""
     start = time.perf_counter()
-    row = experiments.simulate(plan(approach, cores, grids, batch_sync), machine, cache, driver, timeout=4 * 3600)
+    run = plan(approach, cores, grids, batch_sync, placement)
+    row = experiments.simulate(run, machine, cache, driver, timeout=4 * 3600)
+    if placement != "packed" and list(row["process_grid"]) != list(automatic_grid((SHAPE,) * 3, run.ranks)):
+        raise RuntimeError(f"the driver cut {row['process_grid']}, the placement assumed another grid")
     return row["median_ms"], time.perf_counter() - start
 
 
@@ -91,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="APPROACH=G1,G2,G3",
         help="other grid counts for an approach (three, of the same form as POINTS)",
     )
+    parser.add_argument(
+        "--placement",
+        default="packed",
+        choices=PLACEMENTS,
+        help="where the flat approaches' ranks sit (hybridfd.simulate.placement; rows keep it); default packed",
+    )
     parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     parser.add_argument("-o", "--output", help="JSON file of the rows")
@@ -112,31 +133,37 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     if args.output and Path(args.output).exists():
         rows = json.loads(Path(args.output).read_text())["rows"]
-    done = {(r["approach"], r["cores"]) for r in rows}
+
+    def key(row: dict[str, Any]) -> tuple[str, int, str]:
+        return row["approach"], row["cores"], row.get("placement", "packed")
+
+    done = {key(r) for r in rows}
     for cores in args.cores:
         # The stencil's compute per core for 2,816 grids, at the BG/P core rate: the
         # utilisation's numerator (the paper's "CPU utilization").
         compute_ms = 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / core_speed
         for approach in args.approaches:
-            if (approach, cores) not in done:
+            if (approach, cores, args.placement) not in done:
                 counts = points_of.get(approach, lines.grid_counts(approach, cores))
                 points = []
                 for grids in counts:
-                    ms, wall = simulate(approach, cores, grids, cache, driver)
+                    ms, wall = simulate(approach, cores, grids, cache, driver, placement=args.placement)
                     points.append((grids, ms))
                     print(f"{approach} {cores} cores {grids} grids: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
                 line = lines.fit(points)
                 extrapolated = line.at(GRIDS)
                 row = {"approach": approach, "cores": cores, **line.as_dict()}
+                if args.placement != "packed":
+                    row["placement"] = args.placement
                 row.update(extrapolated_ms=extrapolated, compute_ms=compute_ms, utilisation=compute_ms / extrapolated)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
             # A saved line keeps its points: only the direct simulations asked for now are added.
-            row = next(r for r in rows if (r["approach"], r["cores"]) == (approach, cores))
+            row = next(r for r in rows if key(r) == (approach, cores, args.placement))
             for grids in directs.get((approach, cores), []):
                 if "direct_ms" in row if grids == GRIDS else str(grids) in row.get("direct_ms_at", {}):
                     continue
-                ms, wall = simulate(approach, cores, grids, cache, driver)
+                ms, wall = simulate(approach, cores, grids, cache, driver, placement=args.placement)
                 if grids == GRIDS:
                     row["direct_ms"] = ms  # Fig. 7.4's own point
                 else:  # another grid count (Fig. 7.3: one per core): a check of the line
@@ -164,7 +191,11 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     fig, (left, right) = figure(panels=2, width=4.5)
     cores = sorted({r["cores"] for r in rows})
     for approach in POINTS:
-        mine = sorted((r for r in rows if r["approach"] == approach), key=lambda r: r["cores"])
+        # The figure is the packed placement's; other placements are rows of their own (docs).
+        mine = sorted(
+            (r for r in rows if r["approach"] == approach and r.get("placement", "packed") == "packed"),
+            key=lambda r: r["cores"],
+        )
         if not mine:
             continue
         line = left.plot([r["cores"] for r in mine], [ms_of(r) for r in mine], marker="o", label=approach)
@@ -184,7 +215,7 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
                 color=line[0].get_color(),
                 label=f"paper: {approach}",
             )
-    compute = sorted({(r["cores"], r["compute_ms"]) for r in rows})
+    compute = sorted({(r["cores"], r["compute_ms"]) for r in rows if r.get("placement", "packed") == "packed"})
     left.plot([c for c, _ in compute], [ms for _, ms in compute], color="grey", linestyle=":", label="compute alone")
     for ax in (left, right):
         ax.set_xscale("log", base=2)

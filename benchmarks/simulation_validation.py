@@ -24,7 +24,14 @@ time (ranks x one rank's share); the rest is MPI progress polling, yields and co
 switches of ranks waiting for a partner, which a waiting simulated rank does not spend.
 
 ``--model first`` reproduces the first validation's model (one-rank apply of the whole
-problem, no per-message overhead) beside the new one. Needs `make setup`, the driver built
+problem, no per-message overhead) beside the new one.
+
+Measuring on the shared machine (docs: the measurement lock): each round holds the
+shared lock (``--lock``, flock(2), the same lock as `flock /tmp/hybridfd-measure.lock`),
+and every measured process of a run with at most as many ranks as cores (the host costs,
+the one-rank and concurrent-share drivers, the 2-rank runs) runs at real-time priority
+(``chrt -f``, ``--realtime``); runs with more ranks than cores (4 ranks on 2 cores) hold the
+lock only: real-time ranks that poll would starve the machine. Needs `make setup`, the driver built
 with the real MPI in build/tools (cmake -S . -B build/tools -DHYBRIDFD_PYTHON=OFF
 -DMPI_HOME=$PWD/.venv) and `make smpi`.
 
@@ -34,6 +41,8 @@ with the real MPI in build/tools (cmake -S . -B build/tools -DHYBRIDFD_PYTHON=OF
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
 import os
 import resource
@@ -41,6 +50,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
 
 from hybridfd import launch
 from hybridfd.simulate import driver, platform, smpi
@@ -51,6 +61,9 @@ GRIDS, SIZE = 16, 48
 PROBLEM = ["--grids", str(GRIDS), "--repeats", "7", "--check", "off"]
 APPROACHES = ("flat-original", "flat-optimized")
 FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
+LOCK = "/tmp/hybridfd-measure.lock"
+#: The prefix of measured processes that get a core each (set by main: chrt -f N, or nothing).
+REALTIME: list[str] = []
 HOST_COSTS = (
     "from mpi4py import MPI\n"
     "from hybridfd import launch\n"
@@ -66,8 +79,26 @@ def record(output: str) -> dict:
     return json.loads(next(line for line in output.splitlines() if line.startswith('{"format"')))["rows"][0]
 
 
+def prefix(ranks: int) -> list[str]:
+    """Real-time priority for a run whose ranks each have a core; none for more ranks."""
+    return REALTIME if ranks <= len(os.sched_getaffinity(0)) else []
+
+
+@contextlib.contextmanager
+def locked(path: str) -> Iterator[None]:
+    """Hold the shared measurement lock (flock(2), as flock(1) takes it)."""
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def measured(ranks: int, approach: str) -> dict:
-    result = launch.run(ranks, [DRIVER, *PROBLEM, "--shape", str(SIZE), "--approach", approach], timeout=300)
+    result = launch.run(
+        ranks, [*prefix(ranks), DRIVER, *PROBLEM, "--shape", str(SIZE), "--approach", approach], timeout=300
+    )
     if result.returncode != 0:
         raise RuntimeError(result.output)
     return record(result.output)
@@ -80,7 +111,17 @@ def cpu_per_apply_ms(ranks: int, approach: str, applies: int = 200) -> tuple[flo
     cpu, system = [], []
     for repeats in (10, 10 + applies):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        command = [DRIVER, *PROBLEM, "--repeats", str(repeats), "--shape", str(SIZE), "--approach", approach]
+        command = [
+            *prefix(ranks),
+            DRIVER,
+            *PROBLEM,
+            "--repeats",
+            str(repeats),
+            "--shape",
+            str(SIZE),
+            "--approach",
+            approach,
+        ]
         if launch.run(ranks, command, timeout=300).returncode != 0:
             raise RuntimeError(f"{command} failed")
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -95,7 +136,7 @@ def concurrent_share_ms(ranks: int, process_grid: list[int]) -> float:
     per core: time-shared processes each time an apply within their own time slice, so
     more would measure a whole core's rate; SimGrid shares the cores among ranks itself."""
     extent = max(driver.boxes((SIZE,) * 3, process_grid), key=lambda box: box[1][0] * box[1][1] * box[1][2])[1]
-    command = [DRIVER, *PROBLEM, "--shape", *map(str, extent), "--approach", "flat-original"]
+    command = [*prefix(ranks), DRIVER, *PROBLEM, "--shape", *map(str, extent), "--approach", "flat-original"]
     env = launch.environment()
     processes = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env) for _ in range(ranks)]
     return max(record(p.communicate(timeout=300)[0])["median_ms"] for p in processes)
@@ -105,37 +146,60 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds; medians are reported")
     parser.add_argument("--model", choices=("first", "shares"), nargs="+", default=["first", "shares"])
+    parser.add_argument("--lock", default=LOCK, help=f"the shared measurement lock held by each round (default {LOCK})")
+    parser.add_argument(
+        "--realtime", type=int, default=40, help="chrt -f priority of measured runs of <= cores ranks (0: none)"
+    )
     args = parser.parse_args(argv)
+    REALTIME[:] = ["chrt", "-f", str(args.realtime)] if args.realtime else []
     cores = len(os.sched_getaffinity(0))
-    latency, bandwidth, message = launch.worker_result(launch.run(2, [sys.executable, "-c", HOST_COSTS], timeout=300))
+    with locked(args.lock):
+        host = launch.run(2, [*prefix(2), sys.executable, "-c", HOST_COSTS], timeout=300)
+    latency, bandwidth, message = launch.worker_result(host)
     costs = f"latency {latency * 1e6:.2f} us, bandwidth {bandwidth / 1e9:.2f} GB/s, {message * 1e6:.2f} us per message"
     print(f"host: {costs}")
     samples: dict[tuple, list[float]] = {}
     for _ in range(args.rounds):
-        load = os.getloadavg()[0]
-        samples.setdefault(("load",), []).append(load)
-        whole_ms = record(launch.run(1, [DRIVER, *PROBLEM, "--shape", str(SIZE)], timeout=300).output)["median_ms"]
-        first = platform.host_machine(GRIDS * SIZE**3 * FLOPS_PER_POINT / (whole_ms / 1e3), latency, bandwidth)
-        for ranks in (2, 4):
-            rows = {approach: measured(ranks, approach) for approach in APPROACHES}
-            share_ms = concurrent_share_ms(min(ranks, cores), rows[APPROACHES[0]]["process_grid"])
-            # One rank's share of the problem took share_ms on a core while every core was busy.
-            speed = GRIDS * SIZE**3 * FLOPS_PER_POINT / ranks / (share_ms / 1e3)
-            models = {"first": first, "shares": platform.host_machine(speed, latency, bandwidth, message)}
-            samples.setdefault((ranks, "share"), []).append(share_ms)
-            for approach in APPROACHES:
-                samples.setdefault((ranks, approach, "measured"), []).append(rows[approach]["median_ms"])
-                cpu_ms, system_ms = cpu_per_apply_ms(ranks, approach)
-                samples.setdefault((ranks, approach, "cpu"), []).append(cpu_ms)
-                samples.setdefault((ranks, approach, "system"), []).append(system_ms)
-                for name in args.model:
-                    with tempfile.TemporaryDirectory() as directory:
-                        arguments = [*PROBLEM, "--shape", str(SIZE), "--approach", approach, "--compute", "modelled"]
-                        simulated = smpi.run(
-                            ranks, platform.host_topology(), models[name], arguments, directory, SMPI_DRIVER
-                        )
-                    samples.setdefault((ranks, approach, name), []).append(simulated["rows"][0]["median_ms"])
+        with locked(args.lock):
+            load = measure_round(args, cores, latency, bandwidth, message, samples)
         print(f"round done, load {load:.2f}", flush=True)
+    report(args, samples)
+    return 0
+
+
+def measure_round(
+    args: argparse.Namespace, cores: int, latency: float, bandwidth: float, message: float, samples: dict
+) -> float:
+    """One interleaved round (under the lock): measured runs, the host costs, the simulations."""
+    load = os.getloadavg()[0]
+    samples.setdefault(("load",), []).append(load)
+    whole = launch.run(1, [*prefix(1), DRIVER, *PROBLEM, "--shape", str(SIZE)], timeout=300)
+    whole_ms = record(whole.output)["median_ms"]
+    first = platform.host_machine(GRIDS * SIZE**3 * FLOPS_PER_POINT / (whole_ms / 1e3), latency, bandwidth)
+    for ranks in (2, 4):
+        rows = {approach: measured(ranks, approach) for approach in APPROACHES}
+        share_ms = concurrent_share_ms(min(ranks, cores), rows[APPROACHES[0]]["process_grid"])
+        # One rank's share of the problem took share_ms on a core while every core was busy.
+        speed = GRIDS * SIZE**3 * FLOPS_PER_POINT / ranks / (share_ms / 1e3)
+        models = {"first": first, "shares": platform.host_machine(speed, latency, bandwidth, message)}
+        samples.setdefault((ranks, "share"), []).append(share_ms)
+        for approach in APPROACHES:
+            samples.setdefault((ranks, approach, "measured"), []).append(rows[approach]["median_ms"])
+            cpu_ms, system_ms = cpu_per_apply_ms(ranks, approach)
+            samples.setdefault((ranks, approach, "cpu"), []).append(cpu_ms)
+            samples.setdefault((ranks, approach, "system"), []).append(system_ms)
+            for name in args.model:
+                with tempfile.TemporaryDirectory() as directory:
+                    arguments = [*PROBLEM, "--shape", str(SIZE), "--approach", approach, "--compute", "modelled"]
+                    simulated = smpi.run(
+                        ranks, platform.host_topology(), models[name], arguments, directory, SMPI_DRIVER
+                    )
+                samples.setdefault((ranks, approach, name), []).append(simulated["rows"][0]["median_ms"])
+    return load
+
+
+def report(args: argparse.Namespace, samples: dict) -> None:
+    """The medians' table (markdown)."""
 
     def median(*key: object) -> float:
         return statistics.median(samples[key])
@@ -159,7 +223,6 @@ def main(argv: list[str] | None = None) -> int:
             cpu = f"{median(ranks, approach, 'cpu'):.2f} ({median(ranks, approach, 'system'):.2f})"
             stencil = f"{ranks * median(ranks, 'share'):.2f} ({ranks} x {median(ranks, 'share'):.2f})"
             print(f"| {ranks} | {approach} | {real:.2f} | {cpu} | {stencil} | {' | '.join(cells)} |", flush=True)
-    return 0
 
 
 if __name__ == "__main__":
