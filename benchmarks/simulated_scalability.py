@@ -43,14 +43,25 @@ FLOPS_PER_POINT = 19  # cpp/tools/simulation.hpp: 13-point stencil, float64
 
 
 def plan(
-    approach: str, cores: int, grids: int, batch_sync: float = 0.0, placement: str = "packed"
+    approach: str,
+    cores: int,
+    grids: int,
+    batch_sync: float = 0.0,
+    placement: str = "packed",
+    schedule: str | None = None,
 ) -> experiments.SimulatedRun:
     """The run of ``grids`` grids of 192^3 on ``cores`` cores: the plan `hybridfd bench
     gustafson|scalability --simulate bluegene-p` makes (so the two share cached points);
     a flat approach's ranks placed by ``placement`` (hybridfd.simulate.placement)."""
     job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": 2, "simulate": {"platform": "bluegene-p"}}
     run = experiments.plan(
-        variant(approach), model_of(approach), cores, job, experiments.TEAM_SYNC_SECONDS, batch_sync=batch_sync
+        variant(approach),
+        model_of(approach),
+        cores,
+        job,
+        experiments.TEAM_SYNC_SECONDS,
+        batch_sync=batch_sync,
+        schedule=schedule,
     )
     if run is None:
         raise ValueError(f"{approach} is not simulated at scale")
@@ -71,10 +82,11 @@ def simulate(
     machine: experiments.platforms.Machine = experiments.MACHINES["bluegene-p"],
     batch_sync: float = 0.0,
     placement: str = "packed",
+    schedule: str | None = None,
 ) -> tuple[float, float]:
     """(simulated ms per apply, wall seconds) of ``grids`` grids of 192^3 on ``cores`` cores."""
     start = time.perf_counter()
-    run = plan(approach, cores, grids, batch_sync, placement)
+    run = plan(approach, cores, grids, batch_sync, placement, schedule)
     row = experiments.simulate(run, machine, cache, driver, timeout=4 * 3600)
     if placement != "packed" and list(row["process_grid"]) != list(automatic_grid((SHAPE,) * 3, run.ranks)):
         raise RuntimeError(f"the driver cut {row['process_grid']}, the placement assumed another grid")

@@ -3,7 +3,7 @@ Gene/P cores) move when a cost that the model charges at microseconds is raised:
 sensitivity study, not a fit (docs/simulation.md, section 6, "What would the paper's
 16k numbers need?").
 
-Two knobs, each raised alone over a few values, everything else as in the default model:
+Three knobs, each raised alone over a few values, everything else as in the default model:
 
 - ``overhead``: CPU time per message, both ends' shares together, charged to the sender
   at each MPI_Isend (``Machine.message_overhead`` = value / 2 at each end, which SMPI
@@ -16,6 +16,14 @@ Two knobs, each raised alone over a few values, everything else as in the defaul
   the model charges one team join per apply). It stands for what the paper names as
   hybrid-multiple's own cost, the MPI_THREAD_MULTIPLE locking (GPAW journal Sect. 3.1),
   or any other cost per batch. The flat approaches do not pay it.
+- ``unhidden``: 0, the model (SMPI moves a message while its ranks compute, so double
+  buffering hides the exchange of batch k+1 behind the compute of batch k); 1, nothing
+  hidden: hybrid-multiple and flat-optimized run with the ``all-dims`` schedule
+  (``--schedule``), which exchanges each batch before computing it. It stands for an
+  MPI library that moves a message only inside its calls (the hypothesis of
+  docs/simulation.md, section 6): its share of the exchange BG/P did not hide.
+  flat-original hides nothing either way (serial-dims). Only the two ends are simulated;
+  the "needed" share interpolates between them.
 
 Every row records the per-message cost it was simulated with (``message_overhead_s``):
 the batch-sync rows run the default model, so rows saved before the cost was charged
@@ -55,20 +63,38 @@ PAPER = {
     "original_over_multiple": (1.94, 1.94),  # "94 % performance gain"
     "optimized_over_multiple": (1.10, 1.10),  # hybrid-multiple "about 10 % faster" than flat-optimized
 }
-DEFAULTS = {"overhead": experiments.MACHINES["bluegene-p"].per_message_charge, "batch-sync": 0.0}
+DEFAULTS = {"overhead": experiments.MACHINES["bluegene-p"].per_message_charge, "batch-sync": 0.0, "unhidden": 0.0}
+#: Which approaches each knob acts on (the others' rows are the knob's default).
+PAYS = {
+    "overhead": ("hybrid-multiple", "flat-original", "flat-optimized"),
+    "batch-sync": ("hybrid-multiple",),
+    "unhidden": ("hybrid-multiple", "flat-optimized"),
+}
+#: How each knob's value (seconds, or a share) is written: scale and unit.
+UNITS = {"overhead": (1e6, " us"), "batch-sync": (1e6, " us"), "unhidden": (1.0, "")}
+
+
+def written(knob: str, value: float) -> str:
+    scale, unit = UNITS[knob]
+    return f"{scale * value:g}{unit}"
 
 
 def point(knob: str, value: float, approach: str, cores: int, cache: Path, driver: Path) -> dict[str, Any]:
-    """The line of ``approach`` on ``cores`` cores with ``knob`` at ``value`` seconds."""
+    """The line of ``approach`` on ``cores`` cores with ``knob`` at ``value`` (seconds; for
+    ``unhidden`` a share, 0 or 1, in the rows' ``value_s`` all the same)."""
     machine = experiments.MACHINES["bluegene-p"]
-    batch_sync = 0.0
+    batch_sync, schedule = 0.0, None
     if knob == "overhead":
         machine = dataclasses.replace(machine, message_overhead=value / 2)
-    elif approach == "hybrid-multiple":
+    elif knob == "batch-sync" and approach == "hybrid-multiple":
         batch_sync = value
+    elif knob == "unhidden" and value and approach in PAYS[knob]:
+        schedule = "all-dims"
     points, wall = [], 0.0
     for grids in lines.grid_counts(approach, cores):
-        ms, seconds = simulate(approach, cores, grids, cache, driver, machine=machine, batch_sync=batch_sync)
+        ms, seconds = simulate(
+            approach, cores, grids, cache, driver, machine=machine, batch_sync=batch_sync, schedule=schedule
+        )
         points.append((grids, ms))
         wall += seconds
     line = lines.fit(points)
@@ -90,8 +116,8 @@ def headline(rows: list[dict[str, Any]], knob: str, value: float, low: int, high
     """The paper's five numbers from the rows of one knob value (None where a row is missing)."""
 
     def ms(approach: str, cores: int) -> float | None:
-        # the flat approaches do not pay a batch-sync: their rows are the knob's default
-        paid = value if knob == "overhead" or approach == "hybrid-multiple" else DEFAULTS[knob]
+        # an approach the knob does not act on: its row is the knob's default
+        paid = value if approach in PAYS[knob] else DEFAULTS[knob]
         key = (knob, paid, approach, cores)
         found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
         return found[0]["ms"] if found else None
@@ -114,21 +140,22 @@ def headline(rows: list[dict[str, Any]], knob: str, value: float, low: int, high
     }
 
 
-def needed(values: list[float], numbers: list[float | None], target: float) -> str:
+def needed(knob: str, values: list[float], numbers: list[float | None], target: float) -> str:
     """The knob value where ``numbers`` (one per value) reaches ``target``, interpolated
     linearly between the two simulated values that bracket it; else which way it lies."""
     pairs = [(v, n) for v, n in zip(values, numbers, strict=True) if n is not None]
     for (v1, n1), (v2, n2) in zip(pairs, pairs[1:], strict=False):
         if min(n1, n2) <= target <= max(n1, n2) and n1 != n2:
-            return f"{1e6 * (v1 + (target - n1) * (v2 - v1) / (n2 - n1)):.0f} us"
+            scale, unit = UNITS[knob]
+            return f"{scale * (v1 + (target - n1) * (v2 - v1) / (n2 - n1)):.{0 if scale > 1 else 2}f}{unit}"
     if len(pairs) < 2:
         return "-"
     (v_first, n_first), (v_last, n_last) = pairs[0], pairs[-1]
     if abs(n_last - n_first) < 1e-9 * abs(n_first):
         return "not reached (unchanged)"
     if (n_last - n_first) * (target - n_last) > 0:  # still ahead in the direction the knob moves it
-        return f"> {1e6 * v_last:g} us"
-    return f"not reached ({1e6 * v_first:g}-{1e6 * v_last:g} us move it away)"
+        return f"> {written(knob, v_last)}"
+    return f"not reached ({written(knob, v_first)}-{written(knob, v_last)} move it away)"
 
 
 def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
@@ -152,18 +179,18 @@ def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
         f"{formats[k].format(lo)}" + (f"-{formats[k].format(hi)}" if hi != lo else "") for k, (lo, hi) in PAPER.items()
     ]
     lines_out.append("| paper | | " + " | ".join(paper) + " |")
-    for knob in ("overhead", "batch-sync"):
+    for knob in UNITS:
         values = sorted({r["value_s"] for r in rows if r["knob"] == knob})
         if not values:
             continue
         numbers = {v: headline(rows, knob, v, low, high) for v in values}
         for v in values:
             cells = [formats[k].format(n) if n is not None else "-" for k, n in numbers[v].items()]
-            lines_out.append(f"| {knob} | {1e6 * v:g} us | " + " | ".join(cells) + " |")
+            lines_out.append(f"| {knob} | {written(knob, v)} | " + " | ".join(cells) + " |")
         need = []
         for k, (lo, hi) in PAPER.items():
             series = [numbers[v][k] for v in values]
-            need.append(" / ".join(dict.fromkeys(needed(values, series, t) for t in (lo, hi))))
+            need.append(" / ".join(dict.fromkeys(needed(knob, values, series, t) for t in (lo, hi))))
         lines_out.append(f"| {knob}: needed for the paper's | | " + " | ".join(need) + " |")
     return "\n".join(lines_out)
 
@@ -179,6 +206,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--overheads-us", type=float, nargs="*", default=[0, 3, 10, 30, 100], metavar="US")
     parser.add_argument("--batch-syncs-us", type=float, nargs="*", default=[0, 50, 200, 800], metavar="US")
+    parser.add_argument(
+        "--unhidden", type=int, nargs="*", default=[0, 1], choices=[0, 1], help="0: the model; 1: nothing hidden"
+    )
     parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     parser.add_argument("-o", "--output", help="JSON file of the rows (kept: a re-run adds what is missing)")
@@ -193,11 +223,12 @@ def main(argv: list[str] | None = None) -> int:
                 "(no message_overhead_s): write to another file"
             )
     plan = [("overhead", 1e-6 * v) for v in args.overheads_us] + [("batch-sync", 1e-6 * v) for v in args.batch_syncs_us]
+    plan += [("unhidden", float(v)) for v in args.unhidden]
     for cores in sorted(args.cores):  # the cheap core counts first: a stopped run leaves whole columns
         for knob, value in plan:
             for approach in args.approaches:
-                if knob == "batch-sync" and approach != "hybrid-multiple" and value != DEFAULTS[knob]:
-                    continue  # the flat approaches do not pay it: their default rows stand
+                if approach not in PAYS[knob] and value != DEFAULTS[knob]:
+                    continue  # the knob does not act on this approach: its default row stands
                 if any(
                     (r["knob"], r["value_s"], r["approach"], r["cores"]) == (knob, value, approach, cores) for r in rows
                 ):
@@ -205,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
                 start = time.perf_counter()
                 rows.append(point(knob, value, approach, cores, cache, driver))
                 print(
-                    f"{knob} {1e6 * value:g} us {approach} {cores}: {rows[-1]['ms']:.1f} ms "
+                    f"{knob} {written(knob, value)} {approach} {cores}: {rows[-1]['ms']:.1f} ms "
                     f"(check {rows[-1]['check_relative']:+.2%}; {time.perf_counter() - start:.0f} s wall)",
                     flush=True,
                 )

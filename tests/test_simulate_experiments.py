@@ -286,6 +286,18 @@ def test_a_cost_per_batch_step_reaches_hybrid_multiples_driver(tmp_path: Path) -
     assert experiments.cache_key(charged, platform.BLUEGENE_P) != experiments.cache_key(plain, platform.BLUEGENE_P)
 
 
+def test_a_schedule_in_place_of_the_approach_s_reaches_the_driver(tmp_path: Path) -> None:
+    """plan(schedule=S): the driver runs S (--schedule) instead of the approach's own
+    (the sensitivity study's "nothing hidden", all-dims); None leaves the run and its
+    cache key as before."""
+    plain = experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6)
+    unhidden = experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6, schedule="all-dims")
+    assert value(unhidden.arguments, "--schedule") == "all-dims"
+    assert "--schedule" not in plain.arguments
+    assert plain == experiments.plan(variant("hybrid-multiple"), "multiple", 64, job(tmp_path), 5e-6, schedule=None)
+    assert experiments.cache_key(unhidden, platform.BLUEGENE_P) != experiments.cache_key(plain, platform.BLUEGENE_P)
+
+
 def test_the_per_message_cost_reaches_smpirun_as_one_charge_per_isend(tmp_path: Path) -> None:
     """Machine.message_overhead (each end's share) is charged at MPI_Isend as both ends'
     shares (smpi/ois; smpi/os alike, smpi/or 0 so nothing is charged twice): Blue Gene/P's

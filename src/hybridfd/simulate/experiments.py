@@ -73,7 +73,13 @@ def placement(approach_model: str, cores: int, cores_per_node: int) -> tuple[int
 
 
 def plan(
-    variant: dict[str, Any], model: str, cores: int, job: dict[str, Any], team_sync: float, batch_sync: float = 0.0
+    variant: dict[str, Any],
+    model: str,
+    cores: int,
+    job: dict[str, Any],
+    team_sync: float,
+    batch_sync: float = 0.0,
+    schedule: str | None = None,
 ) -> SimulatedRun | None:
     """The simulated run of one experiment variant on ``cores`` cores of the platform.
 
@@ -81,7 +87,10 @@ def plan(
     the team join per apply (``--sync-per-batch``), a cost the default model does not have:
     the sensitivity study of benchmarks/simulated_sensitivity.py raises it to see what
     unmodelled cost per batch (THREAD_MULTIPLE locking, say) the paper's numbers need.
-    0 (the default) leaves the run, and its cache key, as before."""
+    0 (the default) leaves the run, and its cache key, as before. ``schedule`` replaces
+    the approach's own (``--schedule``; None, the default, keeps it and the cache key):
+    the same study runs the double-buffered approaches with ``all-dims``, which hides no
+    exchange behind computation."""
     topology = Topology.preset(job["simulate"]["platform"], cores)
     per_node = topology.cores_per_node
     placed = placement(model, cores, per_node)
@@ -94,6 +103,8 @@ def plan(
     for key in ("batch", "slope"):
         if key in options:
             arguments += [f"--{key}", str(options[key])]
+    if schedule is not None:
+        arguments += ["--schedule", schedule]
     arguments += ["--repeats", "1", "--check", "off", "--compute", "modelled", *extra]
     if model == "multiple":
         arguments += ["--sync-per-apply", repr(team_sync)]
