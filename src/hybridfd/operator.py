@@ -228,7 +228,8 @@ class Operator:
         and ``tuning`` (cache status, tuning time, predicted and measured seconds of the
         trials)."""
         if self._core is None:
-            return {"approach": "auto", "approach_source": None, "tuning": "at the first apply, for its G"}
+            tuning = f"under way, for G = {self._tuned_grids}" if self._tuned_grids else "at the first apply, for its G"
+            return {"approach": "auto", "approach_source": None, "tuning": tuning}
         config = dict(self._core.config)
         if self._tuning is not None:
             config["approach_source"] = self._tuning.source

@@ -248,6 +248,7 @@ def test_more_grids_than_tuned_for_are_tuned_for_anew(comm, directory):
     for _ in range(200):  # the tuning may span applies
         if op.config["approach_source"] is not None:
             break
+        assert op.config["tuning"] == "under way, for G = 6"
         np.testing.assert_array_equal(op.apply(a), reference_op.apply(a))
     tuning = op.config["tuning"]
     assert tuning["grids"] == 6 and op.config["approach_source"] == "tuner"
