@@ -35,8 +35,9 @@ class Operator:
     of more grids tunes again for its G (from the cache if it holds that problem), with
     a new core, whose phase times and trace start afresh. :attr:`config` says whether the
     choice came from the tuner or the cache (``approach_source``, None while tuning), what
-    tuning cost and for which G (``tuning``). ``tune_options`` passes keywords to :class:`hybridfd.tune.Tuning`
-    (cache, calibration, trials, budget, trial_grids, job_grids).
+    tuning cost and for which G (``tuning``). ``tune_options`` passes keywords to
+    :class:`hybridfd.tune.Tuning` (cache, calibration, trials, budget, trial_grids,
+    job_grids).
 
     ``trace=True`` traces the applies from the start (as :meth:`start_trace` would): every
     thread's pack, post, wait, progress, unpack and compute events with their batch
@@ -338,7 +339,7 @@ class Operator:
             self._tuning = None
         if self._core is None:
             done = self._tune_on(a, out, core_phases)
-        if self._core is not None and done < (a.shape[0] if a.ndim == 4 else 1):
+        if self._core is not None and done < grids:
             self._core.apply(a[done:] if done else a, out[done:] if done else out, out.flags.writeable, core_phases)
         return out
 
