@@ -3,14 +3,18 @@
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
-// contraction. Streaming (non-temporal) stores for outputs larger than the last-level
-// cache, and rows shifted to start their vectors 32-byte aligned, were tried twice and
-// lost both times: in session 7 on this Zen 4 (aligned vectors only, whole 64-byte lines
-// only) 0.82-0.94x from memory and the alignment alone 0.85-0.99x; here a copy with
-// plain stores outruns glibc's non-temporal memcpy (docs/benchmarks.md, "Session 7").
+// contraction. A grid larger than the core's L2 is written with streaming
+// (non-temporal) stores, one x-plane at a time, while the rows the sweep reads first
+// are prefetched a few rows ahead: only the three together let the memory traffic
+// overlap the arithmetic (docs/benchmarks.md, "Session 11"; streaming two planes at a
+// time, or with the prefetch a whole x-step ahead, lost in session 7 and here).
 #include "hybridfd/kernel.hpp"
 
 #include <unistd.h>
+
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -35,6 +39,29 @@ inline Vector load(const double* source) {
   Vector value;
   std::memcpy(&value, source, sizeof value);
   return value;
+}
+
+// Stores one vector of output. Streamed (Stream true), it goes around the caches in
+// whole 32-byte or 16-byte pieces, whichever the address allows: an output larger than
+// the L2 is not read again soon, and a plain store would first read each line from
+// memory (the write-allocate read, a third of the traffic). An address not 16-byte
+// aligned (a float64 view one lane into an array), or a build without AVX, takes plain
+// stores.
+template <bool Stream>
+inline void store(double* target, Vector value) {
+#if defined(__AVX__)
+  if constexpr (Stream) {
+    const auto address = reinterpret_cast<std::uintptr_t>(target);
+    const auto whole = reinterpret_cast<__m256d>(value);
+    if (address % 32 == 0) return _mm256_stream_pd(target, whole);
+    if (address % 16 == 0) {
+      _mm_stream_pd(target, _mm256_castpd256_pd128(whole));
+      _mm_stream_pd(target + 2, _mm256_extractf128_pd(whole, 1));
+      return;
+    }
+  }
+#endif
+  std::memcpy(target, &value, sizeof value);
 }
 
 template <class T>
@@ -370,7 +397,7 @@ constexpr int sliding_side = (Radius * Lanes + vector_lanes - 1) / vector_lanes;
 // two strides held in locals, so that the compiler keeps them (and the coefficients) in
 // registers: read through the row structures, it reloads them from the stack at every
 // step.
-template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true>
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool LoadTop = true>
 [[gnu::always_inline]] inline void sliding_step(const Coefficients<Radius, Vector>& c,
                                                 const double* const (&centre)[Planes], std::int64_t stride_x,
                                                 std::int64_t stride_y,
@@ -402,7 +429,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true
                                         load(centre[plane] + k - d * stride_y), load(centre[plane] + k + d * stride_y));
     sum = add_sliding_z_pairs<Radius, Lanes, Symmetric, side>(c, sum, anchors[plane],
                                                               std::make_integer_sequence<int, Radius>{});
-    std::memcpy(target[plane] + k, &sum, sizeof sum);
+    store<Stream>(target[plane] + k, sum);
 #pragma GCC unroll 13
     for (int j = 0; j + 1 < count; ++j) anchors[plane][j] = anchors[plane][j + 1];
   }
@@ -413,15 +440,21 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool LoadTop = true
 // slower; the whole L2 was float64 a little faster and complex128 a little slower
 // (measured interleaved, session 7). The L2 size is glibc's, read from the CPU; 1 MiB
 // where it cannot tell.
-inline std::int64_t blocking_budget_bytes() {
-  static const std::int64_t budget = [] {
+inline std::int64_t level2_cache_bytes() {
+  static const std::int64_t bytes = [] {
 #if defined(_SC_LEVEL2_CACHE_SIZE)
-    if (const long size = sysconf(_SC_LEVEL2_CACHE_SIZE); size > 0) return static_cast<std::int64_t>(size) / 2;
+    if (const long size = sysconf(_SC_LEVEL2_CACHE_SIZE); size > 0) return static_cast<std::int64_t>(size);
 #endif
-    return std::int64_t{512} << 10;
+    return std::int64_t{1} << 20;
   }();
-  return budget;
+  return bytes;
 }
+
+inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
+
+// Rows ahead of the row being computed at which the rows an x-step reads first are
+// prefetched: about 3 KB ahead for 96-point rows (tried 2, 4 and 8 rows, session 11).
+constexpr std::int64_t prefetch_rows = 4;
 
 // The centre row's lanes [from, to) (box lanes: negative ones and those past row_lanes
 // are the ghosts beyond its ends) copied to `target`.
@@ -432,15 +465,14 @@ inline void gather_centre(const double* row, const double* z_low, const double* 
 }
 
 // Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
-// with plain stores: whole vectors, the last one overlapping its predecessor when the
+// (streamed with Stream, else plain stores): whole vectors, the last one overlapping its predecessor when the
 // count is not a multiple of four (it writes the same values again); single lanes only
 // when the row is shorter than a vector. The rows may be a user's grid, with no room for
 // ghosts: a vector whose z-neighbours reach past an end of the row takes those lanes
 // from the row's z ghosts (AtEnd), or, for short rows and regions that end within reach
 // of a row's end, from a copy of the end with its ghosts. `prefetch` rows, if any, are
-// the rows the next x-step will read for the first time, brought towards the core a
-// step ahead.
-template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
+// rows this x-step reads first, `prefetch_rows` ahead, brought towards the core.
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
                                               const Coefficients<Radius, Vector>& four, const Rows& rows,
                                               std::int64_t row_lanes, std::int64_t begin, std::int64_t end,
@@ -467,11 +499,11 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
     if constexpr (Planes == 2) {
       Vector first, second;
       two_plane_values<Radius, Symmetric>(four, rows, centre_first, centre_second, k, first, second);
-      std::memcpy(target[0] + k, &first, sizeof first);
-      std::memcpy(target[1] + k, &second, sizeof second);
+      store<Stream>(target[0] + k, first);
+      store<Stream>(target[1] + k, second);
     } else {
       const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k);
-      std::memcpy(target[0] + k, &value, sizeof value);
+      store<Stream>(target[0] + k, value);
     }
   };
   auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
@@ -578,15 +610,16 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 // covers many rows, so a short row (a rank's 24^3 box) pays only its anchors' loads.
 // Reads lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps
 // them inside input (inside the row, or, in a padded array, among the ghosts and the
-// ghost rows around it). `prefetch`, if not null, holds per plane the row of y = 0 of
-// the plane the next x-step reads first, and its y-stride.
+// ghost rows around it). `prefetch`, if not null, holds per plane where row y = 0 of
+// this call prefetches (`prefetch_rows` ahead in a plane this x-step reads first), and
+// its y-stride.
 //
 // With Ends, [begin, end) is the whole row and the rows' z ghosts lie elsewhere
 // (`z_ghosts`, per side, rows (x + plane, y_first + y)): the anchors beyond a row's ends
 // are built from them (AtEnd), and the last vectors of a row, whose newest anchor
 // would cross its upper end, are computed at compile-time offsets from it. Needs a row
 // of at least 4 (2 side + 2) lanes.
-template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends>
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
                 std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
@@ -621,13 +654,13 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
     if (prefetch != nullptr)  // one prefetch per 64-byte line of each row
       for (; k + 2 * vector_lanes <= step_end; k += 2 * vector_lanes) {
         for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane].at(y) + k, 0, 3);
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
+        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
+        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
                                                        target);
       }
     if constexpr (Ends) {
       for (; k + vector_lanes <= step_end; k += vector_lanes)
-        sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
+        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
       // The last `tail` vectors, at end - 4 tail .. end - 4 (the first may overlap what the
       // steps wrote: the same values again).
       const std::int64_t from = end - tail * vector_lanes;
@@ -644,7 +677,7 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
               for (int plane = 0; plane < Planes; ++plane)
                 anchors[plane][2 * side] =
                     AtEnd<reach, 0, true>{centre[plane] + end, z_high[plane]}.template at<newest>();
-              sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, stride_x, stride_y, anchors,
+              sliding_step<Radius, Lanes, Symmetric, Planes, Stream, false>(c, centre, stride_x, stride_y, anchors,
                                                                     from + M * vector_lanes, target);
             }(),
             ...);
@@ -652,16 +685,16 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
       continue;
     }
     for (; k <= last; k += vector_lanes)
-      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, k, target);
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
     if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
       for (int plane = 0; plane < Planes; ++plane)
         for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + last + (j - side) * vector_lanes);
-      sliding_step<Radius, Lanes, Symmetric, Planes>(c, centre, stride_x, stride_y, anchors, last, target);
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, last, target);
     }
   }
 }
 
-template <int Radius, int Lanes, bool Symmetric>
+template <int Radius, int Lanes, bool Symmetric, bool Stream>
 void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region, double* out,
                 bool prefetch_ahead) {
   const Index3& n = plan.extent();
@@ -707,13 +740,15 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       PlaneRows planes[2 * Radius + Planes];
       for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
         planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
-      // The planes the next step reads first: x + Planes + r onwards, within the input.
+      // The planes this step reads first, x + r .. x + r + Planes - 1, fetched
+      // `prefetch_rows` rows ahead of the row being computed: near enough to stay in L1
+      // until used, far enough to cover the memory's latency. (A whole x-step ahead, as
+      // before session 11, left a grid larger than one band at 0.87x.)
+      const bool prefetching = prefetch_ahead;
       PlaneRows ahead[Planes]{};
-      bool prefetching = prefetch_ahead;
-      for (int plane = 0; plane < Planes; ++plane) {
-        const std::int64_t next = x + Planes + Radius + plane;
-        prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
-        if (prefetching) ahead[plane] = plane_rows(input, n, Radius, next);
+      for (int plane = 0; plane < Planes && prefetching; ++plane) {
+        ahead[plane] = plane_rows(input, n, Radius, x + Radius + plane);
+        ahead[plane].first += prefetch_rows * ahead[plane].stride_y;
       }
       // Rows whose x- and y-neighbours all lie in the box at its strides: y in
       // [y_inside, y_outside); in a padded array every row.
@@ -729,13 +764,16 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       if (sliding) {
         const double* first_centre = input.box.at(x, slide_y_begin);
         double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
-        const PlaneRows* prefetch = prefetching ? ahead : nullptr;
+        PlaneRows from_first[Planes];  // slide_rows counts rows from slide_y_begin
+        for (int plane = 0; plane < Planes; ++plane)
+          from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
+        const PlaneRows* prefetch = prefetching ? from_first : nullptr;
         if (ends)
-          slide_rows<Radius, Lanes, Symmetric, Planes, true>(
+          slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
               first_target, out_stride_x, out_stride_y, prefetch, &input.z_ghosts, x, slide_y_begin);
         else
-          slide_rows<Radius, Lanes, Symmetric, Planes, false>(
+          slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
               slide_end, first_target, out_stride_x, out_stride_y, prefetch);
       }
@@ -766,7 +804,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           const std::int64_t pieces[2][2] = {{begin, sliding ? slide_begin : end}, {sliding ? slide_end : end, end}};
           for (const auto& piece : pieces)
             if (piece[0] < piece[1])
-              write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, piece[0], piece[1], target,
+              write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, piece[0], piece[1], target,
                                                            prefetch);
           continue;
         }
@@ -782,11 +820,13 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           rows.z_low[plane] = z_low[plane];
           rows.z_high[plane] = z_high[plane];
         }
-        write_rows<Radius, Lanes, Symmetric, Planes>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
+        write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
       }
     };
     std::int64_t x = region.begin[0];
-    if constexpr (Lanes == 1)
+    // Two planes at a time share their x-neighbours' loads (float64); streamed, the two
+    // output rows written in turn cost more than that saves (0.76-0.86x measured).
+    if constexpr (Lanes == 1 && !Stream)
       for (; x + 2 <= x_end; x += 2) sweep.template operator()<2>(x);
     for (; x < x_end; ++x) sweep.template operator()<1>(x);
   }
@@ -794,23 +834,30 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
 
 template <int Radius, int Lanes>
 void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                       double* out, bool prefetch) {
-  if (stencil.symmetric())
-    apply_star<Radius, Lanes, true>(stencil, plan, input, region, out, prefetch);
-  else
-    apply_star<Radius, Lanes, false>(stencil, plan, input, region, out, prefetch);
+                       double* out, bool prefetch, bool stream) {
+  if (stencil.symmetric()) {
+    if (stream)
+      apply_star<Radius, Lanes, true, true>(stencil, plan, input, region, out, prefetch);
+    else
+      apply_star<Radius, Lanes, true, false>(stencil, plan, input, region, out, prefetch);
+  } else {
+    if (stream)
+      apply_star<Radius, Lanes, false, true>(stencil, plan, input, region, out, prefetch);
+    else
+      apply_star<Radius, Lanes, false, false>(stencil, plan, input, region, out, prefetch);
+  }
 }
 
 template <int Lanes>
 void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                     double* out, bool prefetch) {
+                     double* out, bool prefetch, bool stream) {
   switch (stencil.radius) {
-    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, prefetch);
-    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, prefetch);
-    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, prefetch);
-    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, prefetch);
-    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, prefetch);
-    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, prefetch);
+    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, prefetch, stream);
+    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, prefetch, stream);
+    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, prefetch, stream);
+    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, prefetch, stream);
+    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, prefetch, stream);
+    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, prefetch, stream);
     default: Stencil::check_radius(stencil.radius);
   }
 }
@@ -828,10 +875,21 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
     return;
   }
+  // A grid larger than the L2 is not in cache when an apply reaches it (the padded entry
+  // below passes prefetch for exactly those), and its output is not read again before
+  // it leaves the cache: written streaming, whole rows only, so that a line a partial
+  // row leaves (an overlap schedule's interior) is not streamed in part.
+  const bool stream = prefetch && plan.grid_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes() &&
+                      region.begin[2] == 0 && region.extent[2] == plan.extent()[2];
   if (plan.lanes_per_point() == 2)
-    dispatch_radius<2>(stencil, plan, input, region, out, prefetch);
+    dispatch_radius<2>(stencil, plan, input, region, out, prefetch, stream);
   else
-    dispatch_radius<1>(stencil, plan, input, region, out, prefetch);
+    dispatch_radius<1>(stencil, plan, input, region, out, prefetch, stream);
+#if defined(__AVX__)
+  // Streamed stores are weakly ordered: they must be visible before whoever reads the
+  // output (another thread of the team, MPI, the caller) is told it is written.
+  if (stream) _mm_sfence();
+#endif
 }
 
 BoxInput padded_input(const HaloPlan& plan, const double* padded) {
