@@ -452,9 +452,9 @@ inline std::int64_t level2_cache_bytes() {
 
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
-// Rows ahead of the row being computed at which the rows an x-step reads first are
-// prefetched: about 3 KB ahead for 96-point rows (tried 2, 4 and 8 rows, session 11).
-constexpr std::int64_t prefetch_rows = 4;
+// How far ahead of the row being computed a streamed sweep prefetches the rows its
+// x-step reads first (apply_star).
+constexpr std::int64_t streamed_prefetch_bytes = 3 << 10;
 
 // The centre row's lanes [from, to) (box lanes: negative ones and those past row_lanes
 // are the ghosts beyond its ends) copied to `target`.
@@ -471,7 +471,7 @@ inline void gather_centre(const double* row, const double* z_low, const double* 
 // ghosts: a vector whose z-neighbours reach past an end of the row takes those lanes
 // from the row's z ghosts (AtEnd), or, for short rows and regions that end within reach
 // of a row's end, from a copy of the end with its ghosts. `prefetch` rows, if any, are
-// rows this x-step reads first, `prefetch_rows` ahead, brought towards the core.
+// rows a later row or x-step reads first (apply_star), brought towards the core.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
                                               const Coefficients<Radius, Vector>& four, const Rows& rows,
@@ -611,8 +611,7 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 // Reads lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps
 // them inside input (inside the row, or, in a padded array, among the ghosts and the
 // ghost rows around it). `prefetch`, if not null, holds per plane where row y = 0 of
-// this call prefetches (`prefetch_rows` ahead in a plane this x-step reads first), and
-// its y-stride.
+// this call prefetches (apply_star says which rows), and its y-stride.
 //
 // With Ends, [begin, end) is the whole row and the rows' z ghosts lie elsewhere
 // (`z_ghosts`, per side, rows (x + plane, y_first + y)): the anchors beyond a row's ends
@@ -740,15 +739,24 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       PlaneRows planes[2 * Radius + Planes];
       for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
         planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
-      // The planes this step reads first, x + r .. x + r + Planes - 1, fetched
-      // `prefetch_rows` rows ahead of the row being computed: near enough to stay in L1
-      // until used, far enough to cover the memory's latency. (A whole x-step ahead, as
-      // before session 11, left a grid larger than one band at 0.87x.)
-      const bool prefetching = prefetch_ahead;
+      // Rows to prefetch, per plane from y = 0. Streamed, the planes this step reads
+      // first (x + r ..), `streamed_prefetch_bytes` ahead of the row being computed:
+      // prefetched a whole x-step ahead, a 192^3 grid ran at 0.87x, and 8-16 KB ahead
+      // at 0.92-0.96x. Otherwise the planes the next step reads first (x + Planes + r
+      // ..), a step ahead: 3 KB ahead ran 24^3 and 48^3 grids from memory at 0.92 and
+      // 0.96x (session 11, measured interleaved).
       PlaneRows ahead[Planes]{};
-      for (int plane = 0; plane < Planes && prefetching; ++plane) {
-        ahead[plane] = plane_rows(input, n, Radius, x + Radius + plane);
-        ahead[plane].first += prefetch_rows * ahead[plane].stride_y;
+      bool prefetching = prefetch_ahead;
+      for (int plane = 0; plane < Planes; ++plane) {
+        if constexpr (Stream) {
+          if (!prefetching) break;
+          ahead[plane] = plane_rows(input, n, Radius, x + Radius + plane);
+          ahead[plane].first += (streamed_prefetch_bytes + row_bytes - 1) / row_bytes * ahead[plane].stride_y;
+        } else {
+          const std::int64_t next = x + Planes + Radius + plane;
+          prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
+          if (prefetching) ahead[plane] = plane_rows(input, n, Radius, next);
+        }
       }
       // Rows whose x- and y-neighbours all lie in the box at its strides: y in
       // [y_inside, y_outside); in a padded array every row.
@@ -767,7 +775,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
         PlaneRows from_first[Planes];  // slide_rows counts rows from slide_y_begin
         for (int plane = 0; plane < Planes; ++plane)
           from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
-        const PlaneRows* prefetch = prefetching ? from_first : nullptr;
+        const PlaneRows* prefetch = !prefetching ? nullptr : Stream ? from_first : ahead;
         if (ends)
           slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
