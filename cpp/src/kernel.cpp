@@ -675,7 +675,7 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
         for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane].at(y) + k, 0, 3);
         sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
         sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
-                                                       target);
+                                                               target);
       }
     if constexpr (Ends) {
       for (; k + vector_lanes <= step_end; k += vector_lanes)
@@ -697,7 +697,7 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
                 anchors[plane][2 * side] =
                     AtEnd<reach, 0, true>{centre[plane] + end, z_high[plane]}.template at<newest>();
               sliding_step<Radius, Lanes, Symmetric, Planes, Stream, false>(c, centre, stride_x, stride_y, anchors,
-                                                                    from + M * vector_lanes, target);
+                                                                            from + M * vector_lanes, target);
             }(),
             ...);
       }(std::make_integer_sequence<int, 2 * side>{}, std::make_integer_sequence<int, tail>{});
@@ -832,8 +832,8 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           const std::int64_t pieces[2][2] = {{begin, sliding ? slide_begin : end}, {sliding ? slide_end : end, end}};
           for (const auto& piece : pieces)
             if (piece[0] < piece[1])
-              write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, piece[0], piece[1], target,
-                                                           prefetch);
+              write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, piece[0], piece[1],
+                                                                   target, prefetch);
           continue;
         }
         RowInputs<Radius, Planes> rows;
@@ -848,7 +848,8 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           rows.z_low[plane] = z_low[plane];
           rows.z_high[plane] = z_high[plane];
         }
-        write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, begin, end, target, prefetch);
+        write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, begin, end, target,
+                                                             prefetch);
       }
     };
     std::int64_t x = region.begin[0];

@@ -4,7 +4,12 @@
 // shorter and longer than the kernel's vectors), radii 1..6, float64 and complex128,
 // symmetric and general stencils, random regions (so that vectors meet a row's ends at
 // every offset), arrays at every offset from 32-byte alignment, with and without
-// prefetching. Prints "ok" and exits 0, or names the failed case and exits 1.
+// prefetching; and boxes larger than the core's L2, whose output the kernel streams
+// (non-temporal stores, one plane at a time) when prefetching and plainly when not, with
+// regions of whole rows (streamed) and of parts of rows. Prints "ok" and exits 0, or names
+// the failed case and exits 1.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -57,10 +62,19 @@ int main() {
     return std::uniform_int_distribution<std::int64_t>(low, high)(random);
   };
   std::uniform_real_distribution<double> value(-1.0, 1.0);
-  for (int trial = 0; trial < 600; ++trial) {
+  // The kernel streams the output of a box larger than the L2 (as glibc reads its size).
+  long level2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+  if (level2 <= 0) level2 = 1 << 20;
+  constexpr int small_trials = 600, large_trials = 48;
+  for (int trial = 0; trial < small_trials + large_trials; ++trial) {
+    const bool large = trial >= small_trials;
     const int radius = static_cast<int>(uniform(1, 6));
     const int lanes = static_cast<int>(uniform(1, 2));
-    const Index3 n{uniform(1, 14), uniform(1, 14), uniform(1, 14)};
+    Index3 n{uniform(1, 14), uniform(1, 14), uniform(1, 14)};
+    if (large) {  // rows of every length mod 4 (so of every alignment), at least 3 vectors
+      n[1] = uniform(radius, 40), n[2] = uniform(12, 140);
+      n[0] = level2 / (n[1] * n[2] * lanes * 8) + uniform(1, 3);
+    }
     Stencil stencil = Stencil::laplace(radius, {0.3, 0.5, 0.7});
     if (trial % 3 == 0)  // a general (not symmetric) stencil
       for (auto& axis : stencil.plus)
@@ -100,6 +114,7 @@ int main() {
       region.extent[axis] = uniform(1, n[axis] - region.begin[axis]);
     }
     if (trial % 4 == 0) region = Region{{0, 0, 0}, n};
+    if (large && trial % 4 == 1) region.begin[2] = 0, region.extent[2] = n[2];  // whole rows: streamed
     Shifted expected(plan.grid_lanes(), uniform(0, 3)), got(plan.grid_lanes(), uniform(0, 3));
     hybridfd::apply_stencil(stencil, plan, padded_shifted.data, region, expected.data);
     hybridfd::apply_stencil(stencil, plan, input, region, got.data, trial % 2 == 0);
