@@ -17,6 +17,10 @@ where that is affordable and set beside the extrapolation.
         -o benchmarks/results/simulated_scalability_bluegene_p.json \
         --plot docs/img/simulated_scalability_bluegene_p.png
 
+The flat approaches' ranks sit packed unless ``--placement`` says otherwise; the figure
+(``--plot``) draws them where Blue Gene/P's MPI_Cart_create puts them (``--placement
+bluegene-p``, simulated for the flat approaches at every core count), packed dashed beside.
+
 Every simulated point is cached as JSON (hybridfd.simulate.experiments' cache), so a re-run
 only simulates what is new.
 """
@@ -128,6 +132,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     parser.add_argument("-o", "--output", help="JSON file of the rows")
     parser.add_argument("--plot", metavar="PNG", help="plot the rows of --output (time and utilisation)")
+    parser.add_argument(
+        "--plot-placement",
+        default="bluegene-p",
+        choices=PLACEMENTS,
+        help="the flat approaches' placement the plot draws (packed's rows dashed beside it); default bluegene-p",
+    )
     args = parser.parse_args(argv)
     cache, driver = Path(args.cache), Path(args.driver)
     points_of: dict[str, tuple[int, ...]] = {}
@@ -183,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{approach}@{cores} {grids} grids directly: {ms:.3f} ms ({wall:.0f} s wall)", flush=True)
             save(rows, args.output)
     if args.plot:
-        plot(rows, Path(args.plot))
+        plot(rows, Path(args.plot), args.plot_placement)
     return 0
 
 
@@ -191,9 +201,12 @@ def main(argv: list[str] | None = None) -> int:
 PAPER_UTILISATION = {"flat-original": 0.36, "hybrid-multiple": 0.70}
 
 
-def plot(rows: list[dict[str, Any]], path: Path) -> None:
+def plot(rows: list[dict[str, Any]], path: Path, placement: str = "bluegene-p") -> None:
     """Fig. 7.4 as simulated: ms per apply and CPU utilisation against cores, the papers'
-    16,384-core utilisations beside them (the seeds give no other values of the figure)."""
+    16,384-core utilisations beside them (the seeds give no other values of the figure).
+    The flat approaches' ranks sit where ``placement`` puts them (by default Blue Gene/P's
+    MPI_Cart_create, which the seeds say every run used: GPAW journal Sect. 3.1), their
+    packed rows dashed beside them; the hybrid approaches' ranks have one placement."""
     from hybridfd.experiments._plot import figure, save
 
     def ms_of(row: dict[str, Any]) -> float:
@@ -203,20 +216,29 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     fig, (left, right) = figure(panels=2, width=4.5)
     cores = sorted({r["cores"] for r in rows})
     for approach in POINTS:
-        # The figure is the packed placement's; other placements are rows of their own (docs).
-        mine = sorted(
-            (r for r in rows if r["approach"] == approach and r.get("placement", "packed") == "packed"),
-            key=lambda r: r["cores"],
-        )
+        flat = model_of(approach) == "flat"
+
+        def placed(name: str, approach: str = approach) -> list[dict[str, Any]]:
+            found = (r for r in rows if r["approach"] == approach and r.get("placement", "packed") == name)
+            return sorted(found, key=lambda r: r["cores"])
+
+        mine = placed(placement if flat else "packed")
         if not mine:
             continue
-        line = left.plot([r["cores"] for r in mine], [ms_of(r) for r in mine], marker="o", label=approach)
+        label = f"{approach} ({placement})" if flat and placement != "packed" else approach
+        line = left.plot([r["cores"] for r in mine], [ms_of(r) for r in mine], marker="o", label=label)
         right.plot(
             [r["cores"] for r in mine],
             [100 * r["compute_ms"] / ms_of(r) for r in mine],
             marker="o",
             color=line[0].get_color(),
         )
+        packed = placed("packed") if flat and placement != "packed" else []
+        if packed:
+            style = {"marker": ".", "linestyle": "--", "linewidth": 0.8, "color": line[0].get_color()}
+            cores_of = [r["cores"] for r in packed]
+            left.plot(cores_of, [ms_of(r) for r in packed], label=f"{approach} (packed)", **style)
+            right.plot(cores_of, [100 * r["compute_ms"] / ms_of(r) for r in packed], **style)
         if approach in PAPER_UTILISATION:
             right.plot(
                 [16384],
@@ -241,7 +263,9 @@ def plot(rows: list[dict[str, Any]], path: Path) -> None:
     right.set_ylim(0, 105)
     right.legend(fontsize=7)
     fig.suptitle(
-        f"Fig. 7.4 simulated on Blue Gene/P: {GRIDS} grids of {SHAPE}^3 (extrapolated, or direct where simulated)",
+        f"Fig. 7.4 simulated on Blue Gene/P: {GRIDS} grids of {SHAPE}^3\nflat ranks "
+        + ("where BG/P's MPI_Cart_create puts them" if placement == "bluegene-p" else placement)
+        + " (extrapolated, or direct where simulated)",
         fontsize=9,
     )
     save(fig, path)

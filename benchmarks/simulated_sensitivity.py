@@ -25,6 +25,10 @@ Three knobs, each raised alone over a few values, everything else as in the defa
   flat-original hides nothing either way (serial-dims). Only the two ends are simulated;
   the "needed" share interpolates between them.
 
+``--placement`` places the flat approaches' ranks (hybridfd.simulate.placement, e.g.
+``bluegene-p``: what BG/P's MPI_Cart_create does); their rows record it, and one output
+file holds one placement per approach (the hybrid approaches keep their own).
+
 Every row records the per-message cost it was simulated with (``message_overhead_s``):
 the batch-sync rows run the default model, so rows saved before the cost was charged
 (no such field) are not mixed with new ones: an output file holding them is refused.
@@ -52,8 +56,10 @@ from typing import Any
 
 from simulated_scalability import FLOPS_PER_POINT, GRIDS, SHAPE, simulate
 
+from hybridfd.experiments._stencil import model_of
 from hybridfd.perfmodel.store import cache_dir
 from hybridfd.simulate import experiments, lines, smpi
+from hybridfd.simulate.placement import PLACEMENTS
 
 #: The papers' numbers at 16,384 cores (GPAW journal Sect. 7.2 and 8).
 PAPER = {
@@ -79,9 +85,12 @@ def written(knob: str, value: float) -> str:
     return f"{scale * value:g}{unit}"
 
 
-def point(knob: str, value: float, approach: str, cores: int, cache: Path, driver: Path) -> dict[str, Any]:
+def point(
+    knob: str, value: float, approach: str, cores: int, cache: Path, driver: Path, placement: str = "packed"
+) -> dict[str, Any]:
     """The line of ``approach`` on ``cores`` cores with ``knob`` at ``value`` (seconds; for
-    ``unhidden`` a share, 0 or 1, in the rows' ``value_s`` all the same)."""
+    ``unhidden`` a share, 0 or 1, in the rows' ``value_s`` all the same); a flat
+    approach's ranks placed by ``placement``."""
     machine = experiments.MACHINES["bluegene-p"]
     batch_sync, schedule = 0.0, None
     if knob == "overhead":
@@ -93,7 +102,15 @@ def point(knob: str, value: float, approach: str, cores: int, cache: Path, drive
     points, wall = [], 0.0
     for grids in lines.grid_counts(approach, cores):
         ms, seconds = simulate(
-            approach, cores, grids, cache, driver, machine=machine, batch_sync=batch_sync, schedule=schedule
+            approach,
+            cores,
+            grids,
+            cache,
+            driver,
+            machine=machine,
+            batch_sync=batch_sync,
+            placement=placement,
+            schedule=schedule,
         )
         points.append((grids, ms))
         wall += seconds
@@ -104,6 +121,7 @@ def point(knob: str, value: float, approach: str, cores: int, cache: Path, drive
         "value_s": value,
         "approach": approach,
         "cores": cores,
+        **({"placement": placement} if placement != "packed" else {}),
         **line.as_dict(),
         "ms": line.at(GRIDS),
         "compute_ms": compute_ms,
@@ -209,6 +227,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--unhidden", type=int, nargs="*", default=[0, 1], choices=[0, 1], help="0: the model; 1: nothing hidden"
     )
+    parser.add_argument(
+        "--placement",
+        default="packed",
+        choices=PLACEMENTS,
+        help="where the flat approaches' ranks sit (hybridfd.simulate.placement); default packed",
+    )
     parser.add_argument("--cache", default=str(cache_dir() / "simulate"))
     parser.add_argument("--driver", default=str(smpi.DRIVER_IN_CHECKOUT))
     parser.add_argument("-o", "--output", help="JSON file of the rows (kept: a re-run adds what is missing)")
@@ -222,6 +246,15 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.output} holds rows simulated before the per-message cost was charged "
                 "(no message_overhead_s): write to another file"
             )
+
+    def placed(approach: str) -> str:
+        return args.placement if model_of(approach) == "flat" else "packed"
+
+    others = {(r["approach"], r.get("placement", "packed")) for r in rows} - {
+        (r["approach"], placed(r["approach"])) for r in rows
+    }
+    if others:
+        parser.error(f"{args.output} holds rows of other placements {sorted(others)}: write to another file")
     plan = [("overhead", 1e-6 * v) for v in args.overheads_us] + [("batch-sync", 1e-6 * v) for v in args.batch_syncs_us]
     plan += [("unhidden", float(v)) for v in args.unhidden]
     for cores in sorted(args.cores):  # the cheap core counts first: a stopped run leaves whole columns
@@ -234,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                 ):
                     continue
                 start = time.perf_counter()
-                rows.append(point(knob, value, approach, cores, cache, driver))
+                rows.append(point(knob, value, approach, cores, cache, driver, placed(approach)))
                 print(
                     f"{knob} {written(knob, value)} {approach} {cores}: {rows[-1]['ms']:.1f} ms "
                     f"(check {rows[-1]['check_relative']:+.2%}; {time.perf_counter() - start:.0f} s wall)",
