@@ -465,13 +465,14 @@ inline void gather_centre(const double* row, const double* z_low, const double* 
 }
 
 // Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
-// (streamed with Stream, else plain stores): whole vectors, the last one overlapping its predecessor when the
-// count is not a multiple of four (it writes the same values again); single lanes only
-// when the row is shorter than a vector. The rows may be a user's grid, with no room for
-// ghosts: a vector whose z-neighbours reach past an end of the row takes those lanes
-// from the row's z ghosts (AtEnd), or, for short rows and regions that end within reach
-// of a row's end, from a copy of the end with its ghosts. `prefetch` rows, if any, are
-// rows a later row or x-step reads first (apply_star), brought towards the core.
+// (streamed with Stream, else with plain stores): whole vectors, the last one overlapping
+// its predecessor when the count is not a multiple of four (it writes the same values
+// again); single lanes, always plain, only when the row is shorter than a vector. The
+// rows may be a user's grid, with no room for ghosts: a vector whose z-neighbours reach
+// past an end of the row takes those lanes from the row's z ghosts (AtEnd), or, for
+// short rows and regions that end within reach of a row's end, from a copy of the end
+// with its ghosts. `prefetch` rows, if any, are rows a later row or x-step reads first
+// (apply_star), brought towards the core.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
                                               const Coefficients<Radius, Vector>& four, const Rows& rows,
