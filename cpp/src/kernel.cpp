@@ -796,9 +796,12 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       if (sliding) {
         const double* first_centre = input.box.at(x, slide_y_begin);
         double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
-        PlaneRows from_first[Planes];  // slide_rows counts rows from slide_y_begin
-        for (int plane = 0; plane < Planes; ++plane)
-          from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
+        // A streamed sweep prefetches rows ahead of the row computed, and slide_rows counts
+        // rows from slide_y_begin; the step-ahead prefetch takes plane rows as they are.
+        PlaneRows from_first[Planes];
+        if constexpr (Stream)
+          for (int plane = 0; plane < Planes; ++plane)
+            from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
         const PlaneRows* prefetch = !prefetching ? nullptr : Stream ? from_first : ahead;
         if (ends)
           slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
