@@ -180,7 +180,14 @@ def test_halo_bytes_per_grid() -> None:
 COSTS = Costs(
     latency=1e-5, bandwidth=1e9, compute_per_point=1e-9, pack_per_byte=1e-10, sync=1e-6, cores=4, ranks_per_host=2
 )
-PROBLEM = Problem(grids=64, points=24**3, bytes_per_grid=6 * 24 * 24 * 2 * 8, interior_points=20**3)
+PROBLEM = Problem(
+    grids=64,
+    points=24**3,
+    bytes_per_grid=6 * 24 * 24 * 2 * 8,
+    interior_points=20**3,
+    z_bytes_per_grid=2 * 24 * 24 * 2 * 8,
+    interior_points_xy=20 * 20 * 24,
+)
 
 
 def test_flat_double_buffered_adds_compute_and_packing_to_the_wait() -> None:
@@ -229,7 +236,7 @@ def test_each_batch_pays_its_messages_on_the_cpu() -> None:
     # cost grows with the number of batches, and no schedule hides it.
     costs = Costs(**{**COSTS.__dict__, "per_message": 5e-7})
     problem = Problem(**{**PROBLEM.__dict__, "messages_per_batch": 12})
-    for schedule in ("all-dims", "double-buffered", "overlap"):
+    for schedule in ("all-dims", "double-buffered", "overlap", "overlap-xy"):
         for batch, batches in ((1, 64), (8, 8), (64, 1)):
             without = predict(COSTS, problem, model="flat", schedule=schedule, batch=batch, slope=0)
             with_messages = predict(costs, problem, model="flat", schedule=schedule, batch=batch, slope=0)
@@ -250,7 +257,8 @@ def documented(
 ) -> float:
     """predict_all's docstring, one setting at a time in plain Python: Fig. 5.2's
     schedule_wait_time over the schedule's batch_sizes for double-buffered, each batch's
-    exchange less its interior's compute for overlap, every exchange in full otherwise;
+    exchange less its interior's compute for overlap, the z share of it in full and the
+    rest less its interior's for overlap-xy, every exchange in full otherwise;
     plus compute, one copy per remote halo byte, the messages' CPU cost and the team's
     synchronisations."""
     per_grid = costs.compute_per_point * problem.points * max(1.0, costs.ranks_per_host * threads / costs.cores)
@@ -271,6 +279,13 @@ def documented(
     elif schedule == "overlap":
         share = problem.interior_points / problem.points
         waiting = sum(max(0.0, l + h * s / B - per_grid * share * s) for s in sizes) + unhidden
+    elif schedule == "overlap-xy":
+        # The z faces' share of every transfer waited for in full, the rest behind the
+        # interior of whole rows.
+        z = problem.z_bytes_per_grid / remote if remote else 0.0
+        share = problem.interior_points_xy / problem.points
+        waiting = sum(max(0.0, l + h * (1 - z) * s / B - per_grid * share * s) for s in sizes)
+        waiting += unhidden + h * z * grids / B
     else:
         waiting = sum((3 if schedule == "serial-dims" else 1) * l + s / B for s in sizes)
     packing = costs.pack_per_byte * remote * grids
@@ -288,10 +303,12 @@ RAGGED = Problem(
     interior_points=20**3,
     messages_per_batch=8,
     self_bytes_per_grid=2 * 24 * 24 * 2 * 8,
+    z_bytes_per_grid=2 * 24 * 24 * 2 * 8,
+    interior_points_xy=20 * 20 * 24,
 )
 BUSY = Costs(**{**COSTS.__dict__, "ranks_per_host": 3, "per_message": 4e-7, "hidden_share": 0.3})
 MODELS = ("flat", "multiple", "masteronly", "masteronly-threaded-comm", "funneled-overlap")
-SCHEDULES = ("serial-dims", "all-dims", "double-buffered", "overlap")
+SCHEDULES = ("serial-dims", "all-dims", "double-buffered", "overlap", "overlap-xy")
 
 
 @pytest.mark.parametrize(("costs", "problem"), [(COSTS, PROBLEM), (BUSY, RAGGED)])
@@ -333,7 +350,7 @@ def test_without_progress_double_buffering_waits_as_long_as_all_dims() -> None:
     # first batch's.
     costs = Costs(**{**COSTS.__dict__, "latency": 0.0, "hidden_share": 0.0})
     exposed = predict(costs, PROBLEM, model="flat", schedule="all-dims", batch=8, slope=0)
-    for schedule, slope in (("double-buffered", 0), ("double-buffered", 2), ("overlap", 0)):
+    for schedule, slope in (("double-buffered", 0), ("double-buffered", 2), ("overlap", 0), ("overlap-xy", 0)):
         got = predict(costs, PROBLEM, model="flat", schedule=schedule, batch=8, slope=slope)
         messages = costs.per_message * PROBLEM.messages_per_batch * (len(batch_sizes(64, 8, slope)) - 8)
         assert got == pytest.approx(exposed + messages, rel=1e-12)

@@ -17,6 +17,7 @@
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -467,7 +468,8 @@ inline void gather_centre(const double* row, const double* z_low, const double* 
 // Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
 // (streamed with Stream, else with plain stores): whole vectors, the last one overlapping
 // its predecessor when the count is not a multiple of four (it writes the same values
-// again); single lanes, always plain, only when the row is shorter than a vector. The
+// again); a piece shorter than a vector, plain, from one vector that covers it (or lane by
+// lane, where none fits in the row with its reach). The
 // rows may be a user's grid, with no room for ghosts: a vector whose z-neighbours reach
 // past an end of the row takes those lanes from the row's z ghosts (AtEnd), or, for
 // short rows and regions that end within reach of a row's end, from a copy of the end
@@ -480,8 +482,53 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class 
                                               double* const (&target)[Planes],
                                               const double* const (&prefetch)[Planes]) {
   constexpr std::int64_t reach = Radius * Lanes;
+  // The values of the vector at lane k of each plane's row.
+  auto values = [&](std::int64_t k, const auto& centre_first, const auto& centre_second) {
+    std::array<Vector, Planes> value;
+    if constexpr (Planes == 2)
+      two_plane_values<Radius, Symmetric>(four, rows, centre_first, centre_second, k, value[0], value[1]);
+    else
+      value[0] = one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k);
+    return value;
+  };
+  auto write_vector = [&](std::int64_t k, const auto& centre_first, const auto& centre_second) {
+    const std::array<Vector, Planes> value = values(k, centre_first, centre_second);
+    for (int plane = 0; plane < Planes; ++plane) store<Stream>(target[plane] + k, value[plane]);
+  };
+  auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
+  // Ghosts right beside the row (a padded array) need no care: every vector is a body one.
+  bool beside = true;
+  for (int plane = 0; plane < Planes; ++plane)
+    beside = beside && rows.z_low[plane] + reach == rows.centre(plane) &&
+             rows.z_high[plane] == rows.centre(plane) + row_lanes;
   const std::int64_t count = end - begin;
   if (count < vector_lanes) {
+    // A piece shorter than a vector (an overlap schedule's z shell: r points at each end
+    // of every row) is the part of one vector within the row: computed whole, with only
+    // the piece's lanes stored. Lane by lane, a piece of two lanes cost 40 ns (in cache).
+    const std::int64_t at = std::min(begin, row_lanes - vector_lanes);
+    const bool inside = beside || (at >= reach && at + vector_lanes + reach <= row_lanes);
+    if (row_lanes >= vector_lanes + reach && (inside || at == 0 || at == row_lanes - vector_lanes)) {
+      // Each piece is a new line of the plane the next x-step reads first: from memory,
+      // the core's own prefetchers leave each piece waiting for it.
+      if (prefetch[0] != nullptr)
+        for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + at, 0, 3);
+      const std::array<Vector, Planes> value =
+          inside ? values(at, in_row(0, at), in_row(Planes - 1, at))
+          : at == 0
+              ? values(0, AtEnd<reach, 0, false>{rows.centre(0), rows.z_low[0]},
+                       AtEnd<reach, 0, false>{rows.centre(Planes - 1), rows.z_low[Planes - 1]})
+              : values(at, AtEnd<reach, -vector_lanes, true>{rows.centre(0) + row_lanes, rows.z_high[0]},
+                       AtEnd<reach, -vector_lanes, true>{rows.centre(Planes - 1) + row_lanes, rows.z_high[Planes - 1]});
+      for (int plane = 0; plane < Planes; ++plane) {
+        alignas(32) double lanes[vector_lanes];
+        std::memcpy(lanes, &value[plane], sizeof lanes);
+        for (std::int64_t k = begin; k < end; ++k) target[plane][k] = lanes[k - at];
+      }
+      return;
+    }
+    // Rows shorter than a vector and its reach, and pieces within reach of an end but not
+    // at it: lane by lane, from a copy of the centre row's lanes with their ghosts.
     for (int plane = 0; plane < Planes; ++plane) {
       double padded[vector_lanes + 2 * reach];
       gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, begin - reach,
@@ -496,25 +543,8 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class 
     }
     return;
   }
-  auto write_vector = [&](std::int64_t k, const auto& centre_first, const auto& centre_second) {
-    if constexpr (Planes == 2) {
-      Vector first, second;
-      two_plane_values<Radius, Symmetric>(four, rows, centre_first, centre_second, k, first, second);
-      store<Stream>(target[0] + k, first);
-      store<Stream>(target[1] + k, second);
-    } else {
-      const Vector value = one_plane_value<Radius, Lanes, Symmetric>(four, rows, centre_first, k);
-      store<Stream>(target[0] + k, value);
-    }
-  };
-  auto in_row = [&](int plane, std::int64_t k) { return InRow{rows.centre(plane) + k}; };
   // Vectors within reach of an end: `ends` at each end of a row that the region reaches.
   constexpr int ends = (reach + vector_lanes - 1) / vector_lanes;
-  // Ghosts right beside the row (a padded array) need no care: every vector is a body one.
-  bool beside = true;
-  for (int plane = 0; plane < Planes; ++plane)
-    beside = beside && rows.z_low[plane] + reach == rows.centre(plane) &&
-             rows.z_high[plane] == rows.centre(plane) + row_lanes;
   const bool low = !beside && begin < reach;
   const bool high = !beside && end > row_lanes - reach;
   const std::int64_t body_begin = low ? ends * vector_lanes : begin;
@@ -829,6 +859,11 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           z_low[plane] = input.z_ghosts[0].at(x + plane, y);
           z_high[plane] = input.z_ghosts[1].at(x + plane, y);
         }
+        // A piece shorter than a vector (a z shell) is a line of its own in each output
+        // row: from memory, the store waits for it unless it is fetched a step ahead.
+        if (prefetching && end - begin < vector_lanes)
+          for (int plane = 0; plane < Planes; ++plane)
+            if (x + 2 * Planes - 1 < x_end) __builtin_prefetch(target[plane] + Planes * out_stride_x + begin, 1, 3);
         if (y >= y_inside && y < y_outside) {
           StridedRows<Radius, Planes> rows{input.box.at(x, y), input.box.stride_x, input.box.stride_y, {}, {}};
           for (int plane = 0; plane < Planes; ++plane)

@@ -9,6 +9,7 @@ std::unique_ptr<Schedule> make_serial_dims_schedule(const ScheduleContext& conte
 std::unique_ptr<Schedule> make_all_dims_schedule(const ScheduleContext& context);
 std::unique_ptr<Schedule> make_double_buffered_schedule(const ScheduleContext& context);
 std::unique_ptr<Schedule> make_overlap_schedule(const ScheduleContext& context);
+std::unique_ptr<Schedule> make_overlap_xy_schedule(const ScheduleContext& context);
 
 namespace {
 
@@ -21,6 +22,7 @@ const detail::Registry<Factory>& registry() {
                                                        {"all-dims", make_all_dims_schedule},
                                                        {"double-buffered", make_double_buffered_schedule},
                                                        {"overlap", make_overlap_schedule},
+                                                       {"overlap-xy", make_overlap_xy_schedule},
                                                    }};
   return schedules;
 }

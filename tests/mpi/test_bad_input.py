@@ -171,7 +171,7 @@ def test_wrong_number_of_coefficients():
         ({"approach": "hybrid-funneled-overlap", "master_share": float("nan")}, "master_share nan must be between"),
         (
             {"schedule": "sideways"},
-            "unknown schedule 'sideways'; known: all-dims, double-buffered, overlap, serial-dims",
+            "unknown schedule 'sideways'; known: all-dims, double-buffered, overlap, overlap-xy, serial-dims",
         ),
         (
             {"transport": "pigeon"},

@@ -23,6 +23,9 @@ CASES = [
     ((True, True, True), 2, (13, 11, 10), None),
     ((True, False, True), 1, (9, 12, 14), (SIZE, 1, 1)),
     ((True, True, False), 3, (12, 9, 13), (1, 1, SIZE)),
+    # z and y cut, every axis phased: overlap-xy phases its z faces before the interior
+    # and its y faces after it.
+    ((True, True, True), 2, (9, 10, 16), (1, 2, SIZE // 2) if SIZE >= 4 else (1, 1, SIZE)),
 ]
 
 
@@ -52,7 +55,7 @@ def prepared(case: tuple, seed: int) -> tuple:
     return dec, stencil, full, dec.scatter(full if dec.comm.rank == 0 else None)
 
 
-@pytest.mark.parametrize("case", CASES, ids=["PPP-auto", "PNP-x-slabs", "PPN-z-slabs"])
+@pytest.mark.parametrize("case", CASES, ids=["PPP-auto", "PNP-x-slabs", "PPN-z-slabs", "PPP-y-z-cut"])
 @pytest.mark.parametrize("kind", ["bloch", "general"])
 def test_phases_match_reference(comm, case, kind):
     dec, stencil, full, local = prepared(case, seed=3)

@@ -53,7 +53,7 @@ SANITIZER_ENVIRONMENT = {
 REPORT_MARKERS = ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer", "SUMMARY: ")
 
 MODELS = ["flat", "multiple", "masteronly", "masteronly-threaded-comm", "funneled-overlap"]
-SCHEDULES = ["serial-dims", "all-dims", "double-buffered", "overlap"]
+SCHEDULES = ["serial-dims", "all-dims", "double-buffered", "overlap", "overlap-xy"]
 TRANSPORTS = ["neighbor", "p2p", "partitioned", "persistent", "rma-fence", "rma-notify"]
 TRANSPORT_MODELS = {"partitioned": {"flat", "multiple"}}  # else every model (transport.cpp)
 APPROACHES = [
@@ -157,7 +157,7 @@ def transport_cases(ranks_list: list[int], quick: bool) -> list[Case]:
                 args += ["--threads", str(2 + turn % 2)]
             if model == "funneled-overlap" and turn % 2:
                 args += ["--master-share", "0.5"]
-            if schedule == "overlap" and turn % 2:
+            if schedule.startswith("overlap") and turn % 2:
                 args += ["--progress", "1"]
             cases.append(Case(ranks, args))
     return cases

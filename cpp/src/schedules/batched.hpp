@@ -35,6 +35,8 @@
 namespace hybridfd::detail {
 
 inline constexpr std::array<int, 3> all_axes{0, 1, 2};
+// Sets of axes as bits (axis a is bit a).
+inline constexpr unsigned every_axis = 0b111, no_axis = 0;
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -62,9 +64,9 @@ class BatchBuffers {
  public:
   // What compute() does with each grid of a batch.
   struct Step {
-    std::span<const Region> regions;  // what to compute, in box coordinates
-    bool remote_ghosts = true;        // the regions read ghosts from other ranks' messages,
-                                      // which have arrived (else they must not touch them)
+    std::span<const Region> regions;     // what to compute, in box coordinates
+    unsigned arrived_axes = every_axis;  // the axes whose messages from other ranks have
+                                         // arrived: the regions read no other rank's ghosts
   };
 
   // `message_sets` independent sets of send and receive buffers (double buffering has
@@ -80,7 +82,7 @@ class BatchBuffers {
         whole_box_{Region{{0, 0, 0}, plan_.extent()}},
         send_(static_cast<std::size_t>(message_sets)),
         receive_(static_cast<std::size_t>(message_sets)),
-        phased_(static_cast<std::size_t>(message_sets), false),
+        phased_axes_(static_cast<std::size_t>(message_sets), no_axis),
         set_batch_(static_cast<std::size_t>(message_sets), -1) {
     const Index3& n = plan_.extent();
     const std::int64_t lanes = plan_.lanes_per_point();
@@ -165,7 +167,7 @@ class BatchBuffers {
   template <std::size_t Axes>
   int post(int set, const double* in, std::int64_t first, std::int64_t count, const std::array<int, Axes>& axes) {
     const auto messages = pack(set, in, first, count, axes);
-    phased_[static_cast<std::size_t>(set)] = false;
+    for (const int axis : axes) phased_axes_[static_cast<std::size_t>(set)] &= ~(1u << axis);
     const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::post, batch_of_set(set));
     const int ticket = context_.transport->start(messages);
     if (tracing()) ticket_batch_[next_ticket_++ % ticket_batch_.size()] = {ticket, batch_of_set(set)};
@@ -188,7 +190,7 @@ class BatchBuffers {
     const ScheduleContext& context = context_;
     const auto start = std::chrono::steady_clock::now();
     const int batch = batch_of_set(set);
-    prepare_ghosts(set, in, first, count, step.remote_ghosts, batch);
+    prepare_ghosts(set, in, first, count, step.arrived_axes, batch);
     auto work = [&](int thread) {
       const bool master = thread == 0;
       const int trace_thread = context.trace_thread + thread;
@@ -280,7 +282,7 @@ class BatchBuffers {
   // phase are multiplied by it in place, once per batch; faces to this rank itself with a
   // phase are copied, phased, from the grids' other ends. Done by the calling thread
   // before the team computes (face-sized work).
-  void prepare_ghosts(int set, const double* in, std::int64_t first, std::int64_t count, bool remote_ghosts,
+  void prepare_ghosts(int set, const double* in, std::int64_t first, std::int64_t count, unsigned arrived_axes,
                       int batch) {
     bool any = false;
     for (const Face& face : plan_.faces()) any = any || face.phased;
@@ -289,14 +291,15 @@ class BatchBuffers {
     for (int index = 0; index < 6; ++index) {
       const Face& face = plan_.faces()[index];
       if (!face.phased) continue;
-      if (remote(face) && remote_ghosts && !phased_[static_cast<std::size_t>(set)])
+      const unsigned axis = 1u << (index / 2);
+      if (remote(face) && (arrived_axes & ~phased_axes_[static_cast<std::size_t>(set)] & axis))
         plan_.apply_phase(face, receive(set, index), count);
       else if (face.neighbour == context_.rank)
         for (std::int64_t k = 0; k < count; ++k)
           plan_.ghosts_from_grid(face, plan_.faces()[index ^ 1], in + (first + k) * plan_.grid_lanes(),
                                  self_phased(index) + k * face.lanes);
     }
-    if (remote_ghosts) phased_[static_cast<std::size_t>(set)] = true;
+    phased_axes_[static_cast<std::size_t>(set)] |= arrived_axes;
   }
 
   // Whether a face's ghosts come in a message from another rank.
@@ -334,7 +337,7 @@ class BatchBuffers {
   std::array<Region, 1> whole_box_;
   std::vector<Lanes> send_;
   std::vector<Lanes> receive_;
-  std::vector<bool> phased_;                                  // per set: its received faces carry their phases
+  std::vector<unsigned> phased_axes_;                         // per set: axes whose received faces carry their phases
   std::vector<double> zeros_;                                 // a row of zeros: the ghosts beyond a non-periodic edge
   Lanes self_phased_;                                         // phased ghosts of faces to this rank itself
   std::vector<std::pair<std::int64_t, std::int64_t>> slabs_;  // per thread: its x-planes [begin, end)

@@ -89,9 +89,12 @@ class Problem:
     halo ``bytes_per_grid`` its exchanging faces send (face points x radius x itemsize,
     summed over faces), ``interior_points`` (the box less a shell of the radius),
     ``messages_per_batch``, the sends plus receives one batch's exchange posts (two per
-    face whose neighbour is another rank), and ``self_bytes_per_grid``, the part of
+    face whose neighbour is another rank), ``self_bytes_per_grid``, the part of
     ``bytes_per_grid`` on faces whose neighbour is the rank itself (a periodic axis in
-    one box): neither sent nor copied."""
+    one box): neither sent nor copied; for the ``overlap-xy`` schedule, which waits for
+    the z faces before its interior, ``z_bytes_per_grid``, the part of
+    ``bytes_per_grid`` that z faces send to other ranks, and ``interior_points_xy``, the
+    box less its x and y shells (0: no such interior)."""
 
     grids: int
     points: int
@@ -99,6 +102,8 @@ class Problem:
     interior_points: int
     messages_per_batch: int = 0
     self_bytes_per_grid: int = 0
+    z_bytes_per_grid: int = 0
+    interior_points_xy: int = 0
 
     @property
     def remote_bytes_per_grid(self) -> int:
@@ -118,19 +123,20 @@ def _box_problem(extent: tuple, radius: int, itemsize: int, exchanges: tuple, to
     """The :class:`Problem` of a box of ``extent`` whose faces exchange where
     ``exchanges[axis]`` (lower, upper) says so, with the rank itself where ``to_itself``
     does."""
+    # Faces to the rank itself are copied, not sent.
+    sends = tuple(
+        tuple(exchange and not itself for exchange, itself in zip(exchanges[axis], to_itself[axis], strict=True))
+        for axis in range(3)
+    )
     return Problem(
         grids=int(grids),
         points=math.prod(extent),
         bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
         interior_points=math.prod(max(n - 2 * radius, 0) for n in extent),
-        # Faces to the rank itself are copied, not sent.
-        messages_per_batch=2
-        * sum(
-            exchange and not itself
-            for axis in range(3)
-            for exchange, itself in zip(exchanges[axis], to_itself[axis], strict=True)
-        ),
+        messages_per_batch=2 * sum(sum(axis) for axis in sends),
         self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
+        z_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, ((False, False), (False, False), sends[2])),
+        interior_points_xy=max(extent[0] - 2 * radius, 0) * max(extent[1] - 2 * radius, 0) * extent[2],
     )
 
 
@@ -183,8 +189,9 @@ def slowest_problem(decomposition: object, radius: int, grids: int) -> Problem:
 # What each schedule overlaps (cpp/src/schedules/): serial-dims exchanges x, y, z in turn
 # (three latencies, nothing hidden); all-dims exchanges all at once, nothing hidden;
 # double-buffered hides batch k+1's exchange behind batch k's computation (Fig. 5.2);
-# overlap hides a batch's own exchange behind its interior.
-EXCHANGES_PER_BATCH = {"serial-dims": 3, "all-dims": 1, "double-buffered": 1, "overlap": 1}
+# overlap hides a batch's own exchange behind its interior; overlap-xy only its x and y
+# faces', behind an interior of whole rows, the z faces waited for first.
+EXCHANGES_PER_BATCH = {"serial-dims": 3, "all-dims": 1, "double-buffered": 1, "overlap": 1, "overlap-xy": 1}
 # Models whose threads share every batch (one team synchronisation per batch).
 _UNTHREADED = ("flat", "multiple")
 
@@ -224,8 +231,8 @@ class _Rows(NamedTuple):
     waiting formula as one shape for every schedule: a batch of column j waits
     ``max(0, exchanges x l + s_j/B - C x hiders_j)``, where ``hiders`` are the grids
     whose compute hides its exchange: the previous batch for double-buffered (none for
-    the first), the batch's own for overlap (of which only the interior counts,
-    ``overlap`` rows), none for the others."""
+    the first), the batch's own for overlap and overlap-xy (of which only the interior
+    counts, ``overlap`` and ``overlap_xy`` rows), none for the others."""
 
     threads: np.ndarray
     grids: np.ndarray
@@ -238,6 +245,7 @@ class _Rows(NamedTuple):
     hiders: np.ndarray
     hidden: np.ndarray
     overlap: np.ndarray
+    overlap_xy: np.ndarray
 
 
 @functools.lru_cache(maxsize=64)
@@ -261,7 +269,8 @@ def _rows(settings: Settings, grids: int) -> _Rows:
     exchanges = np.array([EXCHANGES_PER_BATCH.get(name, 1) for name in settings.schedule], dtype=float)
     double_buffered = (schedule == "double-buffered")[:, None]
     overlap = schedule == "overlap"
-    hiders = np.where(double_buffered, previous, np.where(overlap[:, None], sizes, 0.0))
+    overlap_xy = schedule == "overlap-xy"
+    hiders = np.where(double_buffered, previous, np.where((overlap | overlap_xy)[:, None], sizes, 0.0))
     return _Rows(
         threads.astype(float),
         per_thread.astype(float),
@@ -272,8 +281,9 @@ def _rows(settings: Settings, grids: int) -> _Rows:
         syncs.astype(float),
         exchanges,
         hiders,
-        (double_buffered[:, 0] | overlap).astype(float),
+        (double_buffered[:, 0] | overlap | overlap_xy).astype(float),
         overlap.astype(float),
+        overlap_xy.astype(float),
     )
 
 
@@ -294,8 +304,10 @@ def predict_all(costs: Costs, problem: Problem, settings: Settings) -> np.ndarra
     schedule really runs (:func:`~hybridfd.perfmodel.formula.schedule_wait_time`: the
     first batch in full, then ``max(0, l + s_k/B - C s_(k-1))``); ``overlap`` each
     batch's exchange less the compute of its own interior,
-    ``max(0, l + s/B - C s interior/points)``; the others every exchange in full,
-    ``exchanges x l + s/B`` per batch. In the two overlapping schedules only the share
+    ``max(0, l + s/B - C s interior/points)``; ``overlap-xy`` the z faces' share of
+    each batch's transfer in full, then the rest less the compute of its interior of
+    whole rows; the others every exchange in full,
+    ``exchanges x l + s/B`` per batch. In the three overlapping schedules only the share
     ``h`` (``costs.hidden_share``) of a transfer moves while the rank computes: B there
     is B/h, and ``(1 - h) s/B`` of every batch is paid in its wait (h = 1, the paper's
     network that progresses messages by itself, is Fig. 5.2 exactly). Then every grid's compute, one copy per halo byte
@@ -314,14 +326,24 @@ def predict_all(costs: Costs, problem: Problem, settings: Settings) -> np.ndarra
     # A box with no neighbour but itself (one rank) sends no message at all.
     latency = costs.latency if remote else 0.0
     # Seconds of compute that hide an exchange, per hiding grid (overlap: its interior).
-    hiding = per_grid_compute * (rows.hidden - (1.0 - problem.interior_points / problem.points) * rows.overlap)
+    hiding = per_grid_compute * (
+        rows.hidden
+        - (1.0 - problem.interior_points / problem.points) * rows.overlap
+        - (1.0 - problem.interior_points_xy / problem.points) * rows.overlap_xy
+    )
+    # overlap-xy waits for its z faces' share of the transfer before computing anything.
+    z_share = rows.overlap_xy * (problem.z_bytes_per_grid / remote if remote else 0.0)
     # Fig. 5.2 lets computation hide a batch's transfer; only the share that moves while
     # the rank computes (hidden_share) can be hidden, the rest is paid in the wait.
     exposed = (1.0 - costs.hidden_share) * rows.hidden
     transfer = (1.0 - exposed) / grids_per_second
-    waits = (latency * rows.exchanges)[:, None] + transfer[:, None] * rows.sizes - hiding[:, None] * rows.hiders
+    waits = (
+        (latency * rows.exchanges)[:, None]
+        + (transfer * (1.0 - z_share))[:, None] * rows.sizes
+        - hiding[:, None] * rows.hiders
+    )
     waiting = np.einsum("ij,ij->i", np.maximum(waits, 0.0, out=waits), rows.runs)
-    waiting += exposed * rows.grids / grids_per_second
+    waiting += exposed * rows.grids / grids_per_second + transfer * z_share * rows.grids
     copying = costs.pack_per_byte * remote
     messaging = costs.per_message * problem.messages_per_batch
     return waiting + (per_grid_compute + copying) * rows.grids + messaging * rows.batches + costs.sync * rows.syncs
