@@ -31,6 +31,11 @@ CONFIGURATIONS = {
         *("--approach", "flat-optimized", "--schedule", "overlap", "--transport", "persistent", "--radius", "3"),
         *("--grids", "3", "--shape", "14", "--batch", "3", "--slope", "0"),
     ],
+    # z cut: the z faces waited for before an interior of whole rows.
+    "overlap-xy-z-cut-complex": [
+        *("--approach", "flat-optimized", "--schedule", "overlap-xy", "--grid", "1", "1", "2"),
+        *("--grids", "4", "--shape", "10", "9", "13", "--dtype", "complex128", "--batch", "2"),
+    ],
 }
 
 
