@@ -20,6 +20,7 @@ from hybridfd.perfmodel import (
     schedule_wait_time,
     wait_time,
 )
+from hybridfd.perfmodel.predict import _box_problem
 
 
 def test_hand_computed_slope_one() -> None:
@@ -385,3 +386,17 @@ def test_many_grids_are_ranked_in_constant_memory() -> None:
     waiting = first + (10**11 - 1) * steady + (1 - h) * 10**11 / B
     expected = waiting + (per_grid + COSTS.pack_per_byte * problem.bytes_per_grid) * 10**11
     assert got == pytest.approx(expected + COSTS.per_message * problem.messages_per_batch * 10**11, rel=1e-12)
+
+
+def test_a_box_s_interiors_are_cut_only_where_it_sends_to_another_rank() -> None:
+    # A 10 x 12 x 14 box, radius 2, float64: x sends both ways, y to the rank itself
+    # (a periodic axis in one box), z one way (a non-periodic edge). The overlap
+    # schedules cut x and z, overlap-xy x only; only z's one face counts as z bytes.
+    exchanges = ((True, True), (True, True), (False, True))
+    to_itself = ((False, False), (True, True), (False, False))
+    box = _box_problem((10, 12, 14), 2, 8, exchanges, to_itself, 5)
+    assert box.interior_points == 6 * 12 * 10
+    assert box.interior_points_xy == 6 * 12 * 14
+    assert box.z_bytes_per_grid == 10 * 12 * 2 * 8
+    assert box.self_bytes_per_grid == 2 * 10 * 14 * 2 * 8
+    assert box.messages_per_batch == 2 * 3

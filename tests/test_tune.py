@@ -119,6 +119,17 @@ def test_picks_the_known_best_of_a_synthetic_cost() -> None:
     }
 
 
+def test_overlap_xy_is_raced_only_where_z_sends_messages() -> None:
+    face = 24 * 24 * 2 * 8
+    x_cut = Problem(64, 24**3, 6 * face, 20 * 24 * 24, self_bytes_per_grid=4 * face)
+    z_cut = Problem(64, 24**3, 6 * face, 24 * 24 * 20, self_bytes_per_grid=4 * face, z_bytes_per_grid=2 * face)
+    assert "overlap-xy" in hf.schedule_names()
+    assert tune.distinct_schedules(x_cut, hf.schedule_names()) == tuple(
+        s for s in hf.schedule_names() if s != "overlap-xy"
+    )
+    assert tune.distinct_schedules(z_cut, hf.schedule_names()) == tuple(hf.schedule_names())
+
+
 def test_the_plan_ranks_the_pool_as_predict_ranks_each_candidate() -> None:
     # plan() predicts the pool in one predict_all; ranked one candidate at a time with the
     # scalar predict (tests/test_perfmodel_formula.py: the documented formula, row by
@@ -136,7 +147,8 @@ def test_the_plan_ranks_the_pool_as_predict_ranks_each_candidate() -> None:
     face = 24 * 24 * 2 * 8
     whole = Problem(64, 24**3, 6 * face, 20**3, messages_per_batch=4, self_bytes_per_grid=4 * face)
     plan = tune.plan(costs, whole, 3, REGISTRIES, trials=4, trial_grids=None, budget=None, job_grids=1000)
-    pool = tune.candidate_pool(plan.chunk, 3, tuple(REGISTRIES["model"]), tuple(REGISTRIES["schedule"]), "p2p")
+    schedules = tune.distinct_schedules(whole, REGISTRIES["schedule"])
+    pool = tune.candidate_pool(plan.chunk, 3, tuple(REGISTRIES["model"]), schedules, "p2p")
     assert len({c.threads for c in pool.candidates}) == 3  # flat's 1, then 2 and 3
     problem = Problem(**{**whole.__dict__, "grids": plan.chunk})
 

@@ -193,6 +193,15 @@ def candidates(
     return result
 
 
+def distinct_schedules(problem: Problem, schedules: Sequence[str]) -> tuple[str, ...]:
+    """``schedules`` less those that run exactly as another does on ``problem``: where z
+    sends nothing to another rank, overlap-xy is overlap (its z faces are no messages),
+    and a race would measure the same schedule twice."""
+    if problem.z_bytes_per_grid == 0:
+        return tuple(schedule for schedule in schedules if schedule != "overlap-xy")
+    return tuple(schedules)
+
+
 def trial_chunk(grids: int, seconds_per_grid: float) -> int:
     """Grids per trial chunk for applies of ``grids`` grids whose model time is
     ``seconds_per_grid`` (see TRIAL_SECONDS): G if G grids take at most TRIAL_SECONDS,
@@ -652,7 +661,7 @@ def plan(
     BUDGET_SHARE of the model's time for ``job_grids`` grids at its best setting."""
     grids = whole.grids
     transport = "p2p" if "p2p" in registries["transport"] else registries["transport"][0]
-    models, schedules = tuple(registries["model"]), tuple(registries["schedule"])
+    models, schedules = tuple(registries["model"]), distinct_schedules(whole, registries["schedule"])
 
     def scored(count: int) -> tuple[Pool, np.ndarray]:
         # Every candidate at once: one evaluation of the model over the pool's columns.

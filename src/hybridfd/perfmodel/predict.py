@@ -87,7 +87,8 @@ class Costs:
 class Problem:
     """One rank's share of a job: ``grids`` (t), ``points`` per grid of its box, and the
     halo ``bytes_per_grid`` its exchanging faces send (face points x radius x itemsize,
-    summed over faces), ``interior_points`` (the box less a shell of the radius),
+    summed over faces), ``interior_points`` (the box less a shell of the radius along
+    every axis that sends to another rank: the ``overlap`` schedule's interior),
     ``messages_per_batch``, the sends plus receives one batch's exchange posts (two per
     face whose neighbour is another rank), ``self_bytes_per_grid``, the part of
     ``bytes_per_grid`` on faces whose neighbour is the rank itself (a periodic axis in
@@ -128,15 +129,22 @@ def _box_problem(extent: tuple, radius: int, itemsize: int, exchanges: tuple, to
         tuple(exchange and not itself for exchange, itself in zip(exchanges[axis], to_itself[axis], strict=True))
         for axis in range(3)
     )
+    # The overlap schedules cut their interior only along the axes that send to another
+    # rank (cpp/src/schedules/overlap.cpp), overlap-xy never along z.
+    cut = tuple(any(axis) for axis in sends)
+
+    def interior_points(axes_cut: tuple[bool, ...]) -> int:
+        return math.prod(max(n - 2 * radius, 0) if c else n for n, c in zip(extent, axes_cut, strict=True))
+
     return Problem(
         grids=int(grids),
         points=math.prod(extent),
         bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, exchanges),
-        interior_points=math.prod(max(n - 2 * radius, 0) for n in extent),
+        interior_points=interior_points(cut),
         messages_per_batch=2 * sum(sum(axis) for axis in sends),
         self_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, to_itself),
         z_bytes_per_grid=halo_bytes_per_grid(extent, radius, itemsize, ((False, False), (False, False), sends[2])),
-        interior_points_xy=max(extent[0] - 2 * radius, 0) * max(extent[1] - 2 * radius, 0) * extent[2],
+        interior_points_xy=interior_points((*cut[:2], False)),
     )
 
 
