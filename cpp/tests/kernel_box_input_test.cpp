@@ -115,6 +115,10 @@ int main() {
     }
     if (trial % 4 == 0) region = Region{{0, 0, 0}, n};
     if (large && trial % 4 == 1) region.begin[2] = 0, region.extent[2] = n[2];  // whole rows: streamed
+    if (trial % 4 == 3) {  // an overlap z shell: the r points at one end of every row
+      const std::int64_t thick = std::min<std::int64_t>(r, n[2]);
+      region.begin[2] = uniform(0, 1) == 0 ? 0 : n[2] - thick, region.extent[2] = thick;
+    }
     Shifted expected(plan.grid_lanes(), uniform(0, 3)), got(plan.grid_lanes(), uniform(0, 3));
     hybridfd::apply_stencil(stencil, plan, padded_shifted.data, region, expected.data);
     hybridfd::apply_stencil(stencil, plan, input, region, got.data, trial % 2 == 0);
