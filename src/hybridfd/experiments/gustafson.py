@@ -124,6 +124,8 @@ def internode_bytes_per_node(
 
 #: Parameters a merged result must share with this run: they decide what a timed row means.
 SAME_PROBLEM = ("shape", "dtype", "radius", "batches", "simulate")
+#: Parameters added since results were first saved, with the value those results ran with.
+ADDED_PARAMETERS = {"placement": "packed"}
 
 
 def merged_rows(
@@ -143,8 +145,8 @@ def merged_rows(
         raise ExperimentInputError(f"--merge: {error}") from None
     if (saved["command"], saved["name"]) != ("bench", NAME):
         raise ExperimentInputError(f"--merge {args.merge}: a {saved['command']} {saved['name']} result, not {NAME}")
-    same = SAME_PROBLEM + (("team_sync",) if args.simulate else ("threads",))
-    theirs = saved["parameters"]
+    same = SAME_PROBLEM + (("team_sync", "placement") if args.simulate else ("threads",))
+    theirs = {**ADDED_PARAMETERS, **saved["parameters"]}
     differ = [
         f"--{k.replace('_', '-')} {theirs.get(k)} there, {getattr(args, k)} here"
         for k in same
