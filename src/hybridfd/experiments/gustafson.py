@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -315,5 +316,5 @@ def plot(result: dict[str, Any], path: Path) -> None:
     right.set_xlabel("cores (= grids)")
     right.set_ylabel("inter-node MB per node per apply (exact)")
     right.legend(fontsize=8)
-    fig.suptitle(result["title"], fontsize=9)
+    fig.suptitle(textwrap.fill(result["title"], 110), fontsize=9)  # a simulated title runs long
     save(fig, path)
