@@ -40,8 +40,12 @@ The table gives, per knob value, the four numbers the paper reports at 16,384 co
 the values of each knob that would give each of them (linear interpolation between the
 simulated values; "none in range" where no simulated value brackets it).
 
-    nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py \\
-        -o benchmarks/results/simulated_sensitivity_bluegene_p.json
+    nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py --cores 1024 16384 \\
+        --overheads-us 0 100 --batch-syncs-us 0 800 --unhidden --placement bluegene-p \\
+        -o benchmarks/results/simulated_sensitivity_charged_bluegene_p.json
+
+(session 12's rows; simulated_sensitivity_bluegene_p.json holds session 8's, uncharged
+and packed, which the script refuses to add to).
 """
 
 from __future__ import annotations

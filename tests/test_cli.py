@@ -160,6 +160,8 @@ def test_input_too_large_for_this_machine_exits_2_naming_it(argv, named, tmp_pat
         (["bench", "cannon", "--max-size", "12"], "--max-size 12"),
         (["bench", "gustafson", "--volume-cores", "6"], "--volume-cores 6"),
         (["bench", "speedup", "--cores", "2", "2"], "--cores 2 2"),
+        (["bench", "speedup", "--simulate", "bluegene-p", "--placement", "nowhere"], "'nowhere'"),
+        (["bench", "scalability", "--placement", "bluegene-p"], "--placement bluegene-p: places simulated ranks"),
         (["bench", "profile", "--approaches", "flat-original", "flat-original"], "each approach may appear once"),
         (["bench", "profile", "--approaches", "sideways"], "'sideways'"),
         (["report", "missing.json"], "cannot read missing.json"),

@@ -30,12 +30,12 @@ def value(arguments: tuple[str, ...], name: str) -> str:
     return arguments[arguments.index(name) + 1]
 
 
-def test_placement_of_each_model() -> None:
-    assert experiments.placement("flat", 6, 4) == (6, [])
-    assert experiments.placement("multiple", 16, 4) == (16, ["--model", "flat", "--grid-groups", "4"])
-    assert experiments.placement("masteronly", 16, 4) == (4, ["--model", "flat", "--node-cores", "4"])
-    assert experiments.placement("multiple", 6, 4) is None  # not whole nodes
-    assert experiments.placement("funneled-overlap", 16, 4) is None  # not modelled at scale
+def test_ranks_and_arguments_of_each_model_at_scale() -> None:
+    assert experiments.model_at_scale("flat", 6, 4) == (6, [])
+    assert experiments.model_at_scale("multiple", 16, 4) == (16, ["--model", "flat", "--grid-groups", "4"])
+    assert experiments.model_at_scale("masteronly", 16, 4) == (4, ["--model", "flat", "--node-cores", "4"])
+    assert experiments.model_at_scale("multiple", 6, 4) is None  # not whole nodes
+    assert experiments.model_at_scale("funneled-overlap", 16, 4) is None  # not modelled at scale
 
 
 def test_master_only_runs_one_rank_per_node_with_the_team_cost_per_batch(tmp_path: Path) -> None:
@@ -332,3 +332,127 @@ def test_a_transport_that_would_not_pay_the_per_message_cost_is_refused(tmp_path
     # no refusal: it gets as far as the missing driver (or the missing smpirun)
     with pytest.raises((RuntimeError, FileNotFoundError)):
         smpi.run(2, platform.host_topology(2), free, arguments, tmp_path, tmp_path / "no-driver")
+
+
+def test_a_placement_puts_the_flat_ranks_where_it_puts_the_drivers_grid(tmp_path: Path) -> None:
+    """plan(placement=P): a flat approach's ranks on the slots placement P gives the
+    driver's process grid (BG/P's MPI_Cart_create match of 16x8x8 on the 4x8x8 mesh at
+    1,024 cores), recorded in the run; packed (the default) keeps the run and its key."""
+    from hybridfd.decomposition import automatic_grid
+    from hybridfd.simulate import placement
+
+    b1 = variant("flat-optimized", 1)
+    packed = experiments.plan(b1, "flat", 1024, job(tmp_path), 5e-6)
+    assert packed == experiments.plan(b1, "flat", 1024, job(tmp_path), 5e-6, placement="packed")
+    assert packed.topology.rank_slots is None and packed.placement == "packed" and packed.process_grid is None
+    placed = experiments.plan(b1, "flat", 1024, job(tmp_path), 5e-6, placement="bluegene-p")
+    grid = automatic_grid((144,) * 3, 1024)
+    assert placed.process_grid == grid == (16, 8, 8) and placed.placement == "bluegene-p"
+    assert placed.topology.rank_slots == tuple(placement.bluegene_p(grid, placed.topology).tolist())
+    assert placed.arguments == packed.arguments and placed.ranks == packed.ranks
+    assert platform.hostfile(placed.topology, 1024) != platform.hostfile(packed.topology, 1024)
+    assert experiments.cache_key(placed, platform.BLUEGENE_P) != experiments.cache_key(packed, platform.BLUEGENE_P)
+
+
+def test_a_placement_leaves_threaded_runs_and_one_node_as_they_were(tmp_path: Path) -> None:
+    """The threaded approaches' ranks are placed by their model (hybrid-multiple's group
+    ranks, hybrid-master-only's one rank per node); on one node every rank shares it."""
+    for approach, model in (("hybrid-multiple", "multiple"), ("hybrid-master-only", "masteronly")):
+        packed = experiments.plan(variant(approach), model, 1024, job(tmp_path), 5e-6)
+        assert experiments.plan(variant(approach), model, 1024, job(tmp_path), 5e-6, placement="bluegene-p") == packed
+    one_node = experiments.plan(variant("flat-original"), "flat", 4, job(tmp_path), 5e-6, placement="bluegene-p")
+    alone = experiments.plan(variant("flat-original"), "flat", 4, job(tmp_path), 5e-6)
+    assert one_node.topology == alone.topology and one_node.process_grid is None
+    assert experiments.cache_key(one_node, platform.BLUEGENE_P) == experiments.cache_key(alone, platform.BLUEGENE_P)
+
+
+def test_an_unknown_placement_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown placement 'nowhere'; known: packed, torus-matched"):
+        experiments.plan(variant("flat-original"), "flat", 1024, job(tmp_path), 5e-6, placement="nowhere")
+    # a placement that cannot place the run is the caller's input error, naming the run
+    the_job = job(tmp_path)
+    the_job["simulate"]["placement"] = "xyzt"
+    with pytest.raises(ExperimentInputError, match="flat-original on 6 cores: XYZT fills the partition"):
+        experiments.planned(variant("flat-original"), "flat", 6, the_job)
+
+
+def test_a_cached_row_of_another_process_grid_is_refused(tmp_path: Path) -> None:
+    """The placement is computed for the driver's automatic grid: a row whose driver cut
+    another one would put the ranks elsewhere, so it is refused, not used."""
+    run = experiments.plan(variant("flat-original"), "flat", 16, job(tmp_path), 5e-6, placement="bluegene-p")
+    assert run.process_grid == (4, 2, 2)
+    cache_row(tmp_path, run, 10.0)  # the driver's grid: [4, 2, 2]
+    cache, driver = Path(job(tmp_path)["simulate"]["cache"]), tmp_path / "driver"
+    assert experiments.simulate(run, platform.BLUEGENE_P, cache, driver, timeout=1)["median_ms"] == 10.0
+    other = experiments.plan(variant("flat-original"), "flat", 64, job(tmp_path), 5e-6, placement="bluegene-p")
+    cache_row(tmp_path, other, 11.0)
+    with pytest.raises(RuntimeError, match=r"cut the process grid \[4, 2, 2\], placement bluegene-p was computed for"):
+        experiments.simulate(other, platform.BLUEGENE_P, cache, driver, timeout=1)
+
+
+def speedup_in_cache(tmp_path: Path, cores: list[int], where: str) -> list[str]:
+    """The CLI arguments of a simulated speedup run (32 grids of 12^3) whose every point,
+    its flat ranks placed ``where``, is put in the cache first."""
+    from hybridfd.experiments._stencil import model_of
+    from hybridfd.experiments.speedup import variants
+
+    the_job = dict(job(tmp_path), shape=12)
+    for c in cores:
+        for v in variants(8):
+            run = experiments.plan(v, model_of(v["options"]["approach"]), c, the_job, 5e-6, placement=where)
+            if run is not None:
+                cache_row(tmp_path, run, 100.0 / c)
+    settings = the_job["simulate"]
+    return [
+        "bench", "speedup", "--simulate", "bluegene-p", "--cores", *map(str, cores), "--shape", "12",
+        "--team-sync", "5e-06", "--simulate-cache", settings["cache"], "--simulate-driver", settings["driver"],
+    ]  # fmt: skip
+
+
+def test_bench_placement_reaches_the_plan_and_the_result(tmp_path: Path, capsys) -> None:
+    """`hybridfd bench speedup --simulate bluegene-p --placement bluegene-p`: every flat
+    variant is read from the cache under the placed plan's key (a packed key is not in
+    the cache), the result records the placement in its parameters and in each row."""
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    argv = speedup_in_cache(tmp_path, [1, 16], "bluegene-p")
+    assert main([*argv, "--placement", "bluegene-p", "-o", str(tmp_path / "placed")]) == 0
+    result = results.load(tmp_path / "placed" / "speedup.json")
+    assert result["parameters"]["placement"] == "bluegene-p"
+    assert "flat ranks placed bluegene-p" in result["title"]
+    assert any("placed bluegene-p" in note for note in result["notes"])
+    where = {(r["cores"], r["approach"]): r["config"]["placement"] for r in result["rows"]}
+    assert where[(16, "flat-optimized")] == where[(16, "flat-original")] == where[(1, "flat-original")] == "bluegene-p"
+    assert where[(16, "hybrid-multiple")] == where[(16, "hybrid-master-only")] == "packed"
+    # packed at 16 cores (four nodes) is another key: not in the cache, so SMPI would be
+    # started on the missing driver
+    with pytest.raises((RuntimeError, FileNotFoundError)):
+        main([*argv, "-o", str(tmp_path / "packed")])
+    capsys.readouterr()
+
+
+def test_placement_without_simulate_is_refused() -> None:
+    from argparse import Namespace
+
+    with pytest.raises(ExperimentInputError, match="--placement bluegene-p: places simulated ranks"):
+        experiments.job_settings(Namespace(simulate=None, placement="bluegene-p"))
+    assert experiments.job_settings(Namespace(simulate=None, placement="packed")) == {}
+
+
+def test_gustafson_merge_refuses_another_placement(tmp_path: Path, capsys) -> None:
+    """A saved result is of one placement (one saved before the option existed: packed)."""
+    from hybridfd.cli import main
+
+    assert main([*gustafson_in_cache(tmp_path, 4, 10.0), "-o", str(tmp_path / "four")]) == 0
+    saved = tmp_path / "four" / "gustafson.json"
+    argv = [*gustafson_in_cache(tmp_path, 4, 10.0), "--merge", str(saved), "--placement", "bluegene-p"]
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "-o", str(tmp_path / "other")])
+    assert exit_.value.code == 2
+    assert "another problem (--placement packed there, bluegene-p here)" in capsys.readouterr().err
+    older = json.loads(saved.read_text())
+    del older["parameters"]["placement"]
+    saved.write_text(json.dumps(older))
+    assert main([*gustafson_in_cache(tmp_path, 16, 20.0), "--merge", str(saved), "-o", str(tmp_path / "both")]) == 0
+    capsys.readouterr()

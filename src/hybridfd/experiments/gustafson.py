@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -124,6 +125,8 @@ def internode_bytes_per_node(
 
 #: Parameters a merged result must share with this run: they decide what a timed row means.
 SAME_PROBLEM = ("shape", "dtype", "radius", "batches", "simulate")
+#: Parameters added since results were first saved, with the value those results ran with.
+ADDED_PARAMETERS = {"placement": "packed"}
 
 
 def merged_rows(
@@ -143,8 +146,8 @@ def merged_rows(
         raise ExperimentInputError(f"--merge: {error}") from None
     if (saved["command"], saved["name"]) != ("bench", NAME):
         raise ExperimentInputError(f"--merge {args.merge}: a {saved['command']} {saved['name']} result, not {NAME}")
-    same = SAME_PROBLEM + (("team_sync",) if args.simulate else ("threads",))
-    theirs = saved["parameters"]
+    same = SAME_PROBLEM + (("team_sync", "placement") if args.simulate else ("threads",))
+    theirs = {**ADDED_PARAMETERS, **saved["parameters"]}
     differ = [
         f"--{k.replace('_', '-')} {theirs.get(k)} there, {getattr(args, k)} here"
         for k in same
@@ -313,5 +316,5 @@ def plot(result: dict[str, Any], path: Path) -> None:
     right.set_xlabel("cores (= grids)")
     right.set_ylabel("inter-node MB per node per apply (exact)")
     right.legend(fontsize=8)
-    fig.suptitle(result["title"], fontsize=9)
+    fig.suptitle(textwrap.fill(result["title"], 110), fontsize=9)  # a simulated title runs long
     save(fig, path)

@@ -10,6 +10,7 @@ otherwise each approach runs its preset. Approaches come from the operator's reg
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -137,5 +138,5 @@ def plot(result: dict[str, Any], path: Path) -> None:
     left.legend(fontsize=8)
     right.set_xlabel("cores")
     right.set_ylabel("speed vs fastest on fewest cores")
-    fig.suptitle(result["title"], fontsize=9)
+    fig.suptitle(textwrap.fill(result["title"], 110), fontsize=9)  # a simulated title runs long
     save(fig, path)

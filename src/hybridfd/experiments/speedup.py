@@ -15,6 +15,7 @@ output is checked bit-identical to flat-original's.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -132,5 +133,5 @@ def plot(result: dict[str, Any], path: Path) -> None:
         ax.set_ylabel("speedup vs 1 core")
         ax.set_title(name)
         ax.legend(fontsize=8)
-    fig.suptitle(result["title"], fontsize=9)
+    fig.suptitle(textwrap.fill(result["title"], 110), fontsize=9)  # a simulated title runs long
     save(fig, path)

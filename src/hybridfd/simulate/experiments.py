@@ -4,7 +4,11 @@ SMPI with modelled compute (``hybridfd bench <experiment> --simulate bluegene-p`
 
 Threads at scale (SMPI runs no threads that call MPI; docs/simulation.md):
 
-- a flat approach runs one rank per core, packed 4 to a node (virtual mode);
+- a flat approach runs one rank per core, 4 to a node (virtual mode), rank r on slot r
+  ("packed") unless the job's ``placement`` (``--placement``, one of
+  hybridfd.simulate.placement.PLACEMENTS) puts its Cartesian process grid elsewhere,
+  e.g. ``bluegene-p``, where Blue Gene/P's MPI_Cart_create puts it (GPAW journal Sect.
+  3.1: every run used MPI_Cart_create);
 - hybrid-multiple runs as the journal's own equivalence experiment (Sect. 7.2): one flat
   rank per core in ``cores_per_node`` groups, rank r in group r % cores_per_node, so each
   group has one rank per node and cuts the domain into node-sized boxes; each group owns
@@ -30,6 +34,7 @@ from typing import Any
 from hybridfd.mapping.topology import Topology
 from hybridfd.simulate import platform as platforms
 from hybridfd.simulate import smpi
+from hybridfd.simulate.placement import PLACEMENTS, rank_slots
 
 #: Simulated platforms: name -> costs (the topology comes from Topology.preset(name, ranks)).
 MACHINES = {"bluegene-p": platforms.BLUEGENE_P}
@@ -56,9 +61,16 @@ class SimulatedRun:
     threads: int
     topology: Topology
     arguments: tuple[str, ...]
+    #: where the ranks sit (hybridfd.simulate.placement): a flat run's ``placement``; a
+    #: threaded approach's ranks are placed by its model ("packed": hybrid-multiple's 4
+    #: group ranks per node, hybrid-master-only's one rank per node)
+    placement: str = "packed"
+    #: the process grid the placement was computed for (None: packed, any grid); the
+    #: driver's own grid is checked against it (:func:`simulate`)
+    process_grid: tuple[int, ...] | None = None
 
 
-def placement(approach_model: str, cores: int, cores_per_node: int) -> tuple[int, list[str]] | None:
+def model_at_scale(approach_model: str, cores: int, cores_per_node: int) -> tuple[int, list[str]] | None:
     """(ranks, extra driver arguments) that model an approach of ``approach_model`` on
     ``cores`` cores, or None if the model is not simulated at scale."""
     if approach_model == "flat":
@@ -80,6 +92,7 @@ def plan(
     team_sync: float,
     batch_sync: float = 0.0,
     schedule: str | None = None,
+    placement: str = "packed",
 ) -> SimulatedRun | None:
     """The simulated run of one experiment variant on ``cores`` cores of the platform.
 
@@ -90,10 +103,16 @@ def plan(
     0 (the default) leaves the run, and its cache key, as before. ``schedule`` replaces
     the approach's own (``--schedule``; None, the default, keeps it and the cache key):
     the same study runs the double-buffered approaches with ``all-dims``, which hides no
-    exchange behind computation."""
+    exchange behind computation. ``placement`` puts a flat approach's ranks where that
+    placement of hybridfd.simulate.placement puts the driver's process grid (its
+    ``automatic_grid``); "packed" (the default) leaves the run and its cache key as before,
+    as does any placement on one node (every rank on it) and for a threaded approach
+    (its ranks are placed by its model). Raises ValueError for an unknown placement."""
+    if placement not in PLACEMENTS:
+        raise ValueError(f"unknown placement {placement!r}; known: {', '.join(PLACEMENTS)}")
     topology = Topology.preset(job["simulate"]["platform"], cores)
     per_node = topology.cores_per_node
-    placed = placement(model, cores, per_node)
+    placed = model_at_scale(model, cores, per_node)
     if placed is None:
         return None
     ranks, extra = placed
@@ -114,7 +133,22 @@ def plan(
         arguments += ["--sync-per-batch", repr(team_sync)]
         topology = dataclasses.replace(topology, rank_slots=tuple(range(0, cores, per_node)))
     threads = 1 if model == "flat" else per_node
-    return SimulatedRun(variant["label"], options["approach"], ranks, threads, topology, tuple(arguments))
+    grid = None
+    if model == "flat" and placement != "packed" and topology.nodes > 1:
+        from hybridfd.decomposition import automatic_grid
+
+        grid = automatic_grid((int(job["shape"]),) * 3, ranks)
+        topology = dataclasses.replace(topology, rank_slots=rank_slots(placement, grid, topology))
+    return SimulatedRun(
+        variant["label"],
+        options["approach"],
+        ranks,
+        threads,
+        topology,
+        tuple(arguments),
+        placement if model == "flat" else "packed",
+        grid,
+    )
 
 
 def driver_digest(driver: Path) -> str:
@@ -143,12 +177,23 @@ def simulate(run: SimulatedRun, machine: platforms.Machine, cache: Path, driver:
     """The driver's result row of ``run``, from ``cache`` if it was simulated before."""
     path = cache / f"{cache_key(run, machine, driver_digest(driver))}.json"
     if path.exists():
-        return json.loads(path.read_text())
+        return checked_grid(run, json.loads(path.read_text()))
     with tempfile.TemporaryDirectory(prefix="hybridfd-smpi-") as directory:
         record = smpi.run(run.ranks, run.topology, machine, run.arguments, directory, driver, timeout=timeout)
-    row = record["rows"][0]
+    row = checked_grid(run, record["rows"][0])  # a run placed for another grid is not cached
     cache.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(row))
+    return row
+
+
+def checked_grid(run: SimulatedRun, row: dict[str, Any]) -> dict[str, Any]:
+    """``row``, if the driver cut the process grid ``run``'s placement was computed for;
+    else RuntimeError (the ranks would sit where the placement puts another grid)."""
+    if run.process_grid is not None and list(row["process_grid"]) != list(run.process_grid):
+        raise RuntimeError(
+            f"{run.label}: the driver cut the process grid {row['process_grid']}, placement {run.placement} "
+            f"was computed for {list(run.process_grid)}"
+        )
     return row
 
 
@@ -160,13 +205,25 @@ def run_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, A
     settings = job["simulate"]
     measured = []
     for variant in job["variants"]:
-        run = plan(variant, model_of(variant["options"]["approach"]), cores, job, settings["team_sync"])
+        run = planned(variant, model_of(variant["options"]["approach"]), cores, job)
         if run is None:
             continue
         check_large(run, cores, settings)
         row = simulate(run, MACHINES[settings["platform"]], Path(settings["cache"]), Path(settings["driver"]), timeout)
         measured.append(measured_row(run, cores, row, row["median_ms"]))
     return measured
+
+
+def planned(variant: dict[str, Any], model: str, cores: int, job: dict[str, Any]) -> SimulatedRun | None:
+    """:func:`plan` with the job's simulation settings (team cost, ``placement``); a
+    placement that cannot place the run is the caller's input error."""
+    from hybridfd.experiments import ExperimentInputError
+
+    settings = job["simulate"]
+    try:
+        return plan(variant, model, cores, job, settings["team_sync"], placement=settings.get("placement", "packed"))
+    except ValueError as error:
+        raise ExperimentInputError(f"{variant['label']} on {cores} cores: {error}") from None
 
 
 def check_large(run: SimulatedRun, cores: int, settings: dict[str, Any]) -> None:
@@ -183,7 +240,7 @@ def check_large(run: SimulatedRun, cores: int, settings: dict[str, Any]) -> None
 def measured_row(run: SimulatedRun, cores: int, row: dict[str, Any], ms: float) -> dict[str, Any]:
     """The dict _stencil.run_all gives for a variant, from the driver's result ``row`` of
     ``run`` and the simulated ``ms`` per apply."""
-    config = dict(row["config"], approach=run.approach, threads=run.threads)
+    config = dict(row["config"], approach=run.approach, threads=run.threads, placement=run.placement)
     return {
         "label": run.label,
         "median_seconds": ms / 1e3,
@@ -215,6 +272,13 @@ def add_arguments(parser: Any) -> None:  # noqa: ANN401 - argparse
         "--simulate-driver", default=str(smpi.DRIVER_IN_CHECKOUT), metavar="PATH", help="the SMPI hybridfd-bench"
     )
     parser.add_argument("--team-sync", type=float, default=TEAM_SYNC_SECONDS, help="seconds per team synchronisation")
+    parser.add_argument(
+        "--placement",
+        choices=PLACEMENTS,
+        default="packed",
+        help="simulated: where the flat approaches' ranks sit (hybridfd.simulate.placement; bluegene-p: where "
+        "Blue Gene/P's MPI_Cart_create puts them); default packed, rank r on slot r",
+    )
     parser.add_argument("--large", action="store_true", help=f"allow simulated runs above {LARGE_RANKS} ranks")
 
 
@@ -222,9 +286,12 @@ def notes(args: Any) -> list[str]:  # noqa: ANN401 - argparse namespace
     """What a simulated experiment's table must say about its numbers."""
     if not getattr(args, "simulate", None):
         return []
+    placement = getattr(args, "placement", "packed")
     return [
         f"SIMULATED by SimGrid SMPI on {args.simulate} (docs/simulation.md): hybridfd-bench with modelled compute, "
         "results not checked (== flat-original empty)",
+        f"flat approaches: one rank per core, placed {placement} (hybridfd.simulate.placement"
+        + ("; rank r on slot r, 4 to a node)" if placement == "packed" else ")"),
         f"hybrid-multiple: flat ranks in 4 grid groups per node (GPAW Sect. 7.2), {args.team_sync * 1e6:.1f} us per "
         "apply; hybrid-master-only: one rank per node at the node's rate, "
         f"{args.team_sync * 1e6:.1f} us per batch step; other threaded models not simulated",
@@ -235,13 +302,22 @@ def timing(args: Any) -> str:  # noqa: ANN401 - argparse namespace
     """How an experiment's times were taken, for its title: a simulated run is one
     deterministic apply, a measured one the median of the repeats."""
     if getattr(args, "simulate", None):
-        return f"one simulated apply each ({args.simulate})"
+        placement = getattr(args, "placement", "packed")
+        where = f", flat ranks placed {placement}" if placement != "packed" else ""
+        return f"one simulated apply each ({args.simulate}{where})"
     return f"medians of {args.repeats}"
 
 
 def job_settings(args: Any) -> dict[str, Any]:  # noqa: ANN401 - argparse namespace
-    """The ``simulate`` entry of an experiment's job ({} when not simulating)."""
+    """The ``simulate`` entry of an experiment's job ({} when not simulating). Raises
+    ExperimentInputError for ``--placement`` without ``--simulate`` (a measured run's
+    ranks sit where the launcher puts them)."""
+    from hybridfd.experiments import ExperimentInputError
+
+    placement = getattr(args, "placement", "packed")
     if not getattr(args, "simulate", None):
+        if placement != "packed":
+            raise ExperimentInputError(f"--placement {placement}: places simulated ranks (needs --simulate)")
         return {}
     settings = {
         "platform": args.simulate,
@@ -249,5 +325,6 @@ def job_settings(args: Any) -> dict[str, Any]:  # noqa: ANN401 - argparse namesp
         "driver": args.simulate_driver,
         "team_sync": args.team_sync,
         "large": args.large,
+        "placement": placement,
     }
     return {"simulate": settings}

@@ -120,12 +120,12 @@ def line_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, 
         approach = variant["options"]["approach"]
         model = model_of(approach)
 
-        if experiments.plan(variant, model, cores, job, settings["team_sync"]) is None:
-            continue  # not simulated at scale (experiments.placement)
+        if experiments.planned(variant, model, cores, job) is None:
+            continue  # not simulated at scale (experiments.model_at_scale)
 
         def run_of(g: int, variant: dict[str, Any] = variant, model: str = model) -> experiments.SimulatedRun:
-            run = experiments.plan(variant, model, cores, dict(job, grids=g), settings["team_sync"])
-            assert run is not None  # placed for job["grids"]: the placement does not depend on the grids
+            run = experiments.planned(variant, model, cores, dict(job, grids=g))
+            assert run is not None  # modelled for job["grids"]: the model at scale does not depend on the grids
             return run
 
         if set(variant["options"]) != {"approach"} or approach not in POINTS:
