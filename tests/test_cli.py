@@ -261,6 +261,11 @@ def test_internode_volume_counted_by_hand():
     assert internode_bytes_per_node((8, 8, 8), 2, 2, 2, 8) == (0.0, 0, 4096)
     # One box: periodic copies only.
     assert internode_bytes_per_node((8, 8, 8), 1, 1, 2, 8) == (0.0, 0, 0)
+    # A ring of 4 boxes (16x4x4 cut along x; faces 2 x 4 x 4 x 8 B = 256 B), 2 ranks to a
+    # node. Packed (ranks 0-1, 2-3), each rank has one neighbour on the other node; placed
+    # on slots 0, 2, 1, 3 (ranks 0-2 and 1-3 share a node), both neighbours are.
+    assert internode_bytes_per_node((16, 4, 4), 4, 2, 2, 8) == (512.0, 512, 2048)
+    assert internode_bytes_per_node((16, 4, 4), 4, 2, 2, 8, slots=(0, 2, 1, 3)) == (1024.0, 1024, 2048)
 
 
 @pytest.mark.parametrize("command", ["map", "calibrate", "tune"])

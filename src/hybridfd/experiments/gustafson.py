@@ -11,8 +11,10 @@ so it is valid at any scale: the paper's 192^3 grids up to 16384 cores, nodes of
 
 Volume per node = bytes of halo messages whose sender and receiver are on different
 nodes, summed over the node's ranks, averaged over nodes, per apply of all G grids;
-ranks are packed onto nodes in Cartesian rank order. A periodic axis of one box
-exchanges with itself by a copy and counts nothing.
+ranks are packed onto nodes in Cartesian rank order, or, simulated with a
+``--placement``, one rank per core sits where that placement puts it (the nodes the
+timed flat runs used). A periodic axis of one box exchanges with itself by a copy and
+counts nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import textwrap
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,16 +97,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def internode_bytes_per_node(
-    shape: tuple[int, int, int], ranks: int, ranks_per_node: int, radius: int, itemsize: int
+    shape: tuple[int, int, int],
+    ranks: int,
+    ranks_per_node: int,
+    radius: int,
+    itemsize: int,
+    slots: Sequence[int] | None = None,
 ) -> tuple[float, int, int]:
     """Halo bytes per grid crossing node boundaries: (mean per node, max per node, all ranks'
     messages to other ranks), for the automatic process grid of ``ranks`` boxes of a
-    periodic ``shape``, ranks packed ``ranks_per_node`` to a node in Cartesian rank order."""
+    periodic ``shape``, ``ranks_per_node`` to a node: rank r on node r // ranks_per_node
+    (packed, in Cartesian rank order), or, with ``slots`` (a placement's slot per rank,
+    hybridfd.simulate.placement.rank_slots), on node slots[r] // ranks_per_node."""
     from hybridfd.decomposition import automatic_grid, split_axis
 
     grid = automatic_grid(shape, ranks)
     extents = [[split_axis(shape[a], grid[a], p)[1] for p in range(grid[a])] for a in range(3)]
-    nodes = -(-ranks // ranks_per_node)
+    node = np.arange(ranks) if slots is None else np.asarray(slots, dtype=np.int64)
+    node = node // ranks_per_node
+    nodes = -(-ranks // ranks_per_node) if slots is None else int(node.max()) + 1
     per_node = np.zeros(nodes, dtype=np.int64)
     between_ranks = 0
     for coords in itertools.product(*(range(p) for p in grid)):
@@ -118,9 +130,24 @@ def internode_bytes_per_node(
                 neighbour[axis] = (coords[axis] + step) % grid[axis]
                 other = (neighbour[0] * grid[1] + neighbour[1]) * grid[2] + neighbour[2]
                 between_ranks += face
-                if other // ranks_per_node != rank // ranks_per_node:
-                    per_node[rank // ranks_per_node] += face
+                if node[other] != node[rank]:
+                    per_node[node[rank]] += face
     return float(per_node.mean()), int(per_node.max()), between_ranks
+
+
+def flat_slots(args: argparse.Namespace, shape: tuple[int, int, int], cores: int) -> tuple[int, ...] | None:
+    """Where a simulated run's ``--placement`` puts the flat ranks of ``cores`` cores
+    (None: packed, rank r on slot r), so that the volume per node counts the nodes the
+    timed runs used."""
+    placement = getattr(args, "placement", "packed")
+    if not getattr(args, "simulate", None) or placement == "packed":
+        return None
+    from hybridfd.decomposition import automatic_grid
+    from hybridfd.mapping.topology import Topology
+    from hybridfd.simulate.placement import rank_slots
+
+    topology = Topology.preset(args.simulate, cores)
+    return rank_slots(placement, automatic_grid(shape, cores), topology)
 
 
 #: Parameters a merged result must share with this run: they decide what a timed row means.
@@ -224,7 +251,8 @@ def run(args: argparse.Namespace) -> Outcome:
     )  # stable: merged and new core counts in order, approaches as timed
     k = args.cores_per_node
     for c in volume_cores:
-        flat_mean, _, _ = internode_bytes_per_node(shape, c, k, args.radius, itemsize)
+        slots = flat_slots(args, shape, c)
+        flat_mean, _, _ = internode_bytes_per_node(shape, c, k, args.radius, itemsize, slots)
         hybrid_mean, _, _ = internode_bytes_per_node(shape, c // k, 1, args.radius, itemsize)
         rows.append(
             {
@@ -264,7 +292,7 @@ def run(args: argparse.Namespace) -> Outcome:
         f"measured: flat approaches one rank per core, threaded ones ranks of up to {args.threads} threads; "
         "halo MB = all halo messages between distinct ranks per apply (exact)",
         f"exact volume: {args.shape}^3 {args.dtype}, radius {args.radius}, G = cores grids, {k} cores per node, "
-        "mean over nodes per apply",
+        f"mean over nodes per apply; one rank per core placed {getattr(args, 'placement', 'packed')}",
         f"the paper's example, one 192^3 float64 grid on 1024 nodes: one rank per core sends "
         f"{paper_flat / 1e3:.1f} KB per node, one rank per node {paper_hybrid / 1e3:.1f} KB: "
         f"{(paper_flat - paper_hybrid) / 1e3:.1f} KB more by this count (packed ranks); the paper says about "
