@@ -38,7 +38,10 @@ Fig. 7.4: benchmarks/simulated_scalability.py) evaluated at G = 2,816; every sim
 point is cached, so the default model's points are those of simulated_scalability.py.
 The table gives, per knob value, the four numbers the paper reports at 16,384 cores and
 the values of each knob that would give each of them (linear interpolation between the
-simulated values; "none in range" where no simulated value brackets it).
+simulated values; "none in range" where no simulated value brackets it). Core counts
+between the smallest and the largest (``--cores 1024 4096 16384``) add, first, a column of
+hybrid-multiple's speedup from the smallest to each: whether a cost that gives the
+paper's 16k number also gives a curve of its shape (the paper gives no value there).
 
     nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py --cores 1024 16384 \\
         --overheads-us 0 100 --batch-syncs-us 0 800 --unhidden --placement bluegene-p \\
@@ -180,8 +183,26 @@ def needed(knob: str, values: list[float], numbers: list[float | None], target: 
     return f"not reached ({written(knob, v_first)}-{written(knob, v_last)} move it away)"
 
 
-def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
-    """Markdown: per knob value the five numbers, then the values each would need."""
+def speedups(rows: list[dict[str, Any]], knob: str, value: float, low: int, middle: list[int]) -> list[float | None]:
+    """hybrid-multiple's speedup from ``low`` to each ``middle`` core count at one knob value
+    (None where a row is missing): where the curve runs between the ends."""
+    paid = value if "hybrid-multiple" in PAYS[knob] else DEFAULTS[knob]
+
+    def ms(cores: int) -> float | None:
+        key = (knob, paid, "hybrid-multiple", cores)
+        found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
+        return found[0]["ms"] if found else None
+
+    base = ms(low)
+    return [base / m if base and m else None for m in map(ms, middle)]
+
+
+def table(rows: list[dict[str, Any]], low: int, high: int, middle: list[int] | None = None) -> str:
+    """Markdown: per knob value the five numbers, then the values each would need. With
+    ``middle`` core counts, hybrid-multiple's speedup from ``low`` to each comes first (the
+    paper gives only the 16k end of it, so no value is "needed" there); the five columns
+    keep their meaning at ``high``."""
+    middle = sorted(c for c in (middle or []) if low < c < high)
     formats = {
         "speedup": "{:.2f}",
         "utilisation_multiple": "{:.0%}",
@@ -189,7 +210,7 @@ def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
         "original_over_multiple": "{:.2f}x",
         "optimized_over_multiple": "{:.2f}x",
     }
-    titles = [
+    titles = [f"hybrid-multiple speedup {low:,}->{c:,} (x {c // low} cores)" for c in middle] + [
         f"hybrid-multiple speedup {low:,}->{high:,} (x {high // low} cores)",
         f"hybrid-multiple utilisation at {high:,}",
         f"flat-original utilisation at {high:,}",
@@ -200,16 +221,17 @@ def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
     paper = [
         f"{formats[k].format(lo)}" + (f"-{formats[k].format(hi)}" if hi != lo else "") for k, (lo, hi) in PAPER.items()
     ]
-    lines_out.append("| paper | | " + " | ".join(paper) + " |")
+    lines_out.append("| paper | | " + " | ".join([""] * len(middle) + paper) + " |")
     for knob in UNITS:
         values = sorted({r["value_s"] for r in rows if r["knob"] == knob})
         if not values:
             continue
         numbers = {v: headline(rows, knob, v, low, high) for v in values}
         for v in values:
-            cells = [formats[k].format(n) if n is not None else "-" for k, n in numbers[v].items()]
+            cells = [f"{n:.2f}" if n is not None else "-" for n in speedups(rows, knob, v, low, middle)]
+            cells += [formats[k].format(n) if n is not None else "-" for k, n in numbers[v].items()]
             lines_out.append(f"| {knob} | {written(knob, v)} | " + " | ".join(cells) + " |")
-        need = []
+        need = [""] * len(middle)
         for k, (lo, hi) in PAPER.items():
             series = [numbers[v][k] for v in values]
             need.append(" / ".join(dict.fromkeys(needed(knob, values, series, t) for t in (lo, hi))))
@@ -219,7 +241,14 @@ def table(rows: list[dict[str, Any]], low: int, high: int) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cores", type=int, nargs="+", default=[1024, 16384], help="the first is the speedup's base")
+    parser.add_argument(
+        "--cores",
+        type=int,
+        nargs="+",
+        default=[1024, 16384],
+        help="the smallest is the speedup's base and the largest the headline numbers'; any between adds a "
+        "column of hybrid-multiple's speedup to it",
+    )
     parser.add_argument(
         "--approaches",
         nargs="+",
@@ -279,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
                 )
                 if args.output:
                     Path(args.output).write_text(json.dumps({"grids": GRIDS, "shape": SHAPE, "rows": rows}, indent=1))
-    print(table(rows, min(args.cores), max(args.cores)))
+    print(table(rows, min(args.cores), max(args.cores), args.cores))
     return 0
 
 
