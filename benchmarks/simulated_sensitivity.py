@@ -137,15 +137,20 @@ def point(
     }
 
 
+def row_ms(rows: list[dict[str, Any]], knob: str, value: float, approach: str, cores: int) -> float | None:
+    """ms per apply of ``approach`` on ``cores`` cores at one knob value (None where the row is
+    missing); an approach the knob does not act on has its row at the knob's default."""
+    paid = value if approach in PAYS[knob] else DEFAULTS[knob]
+    key = (knob, paid, approach, cores)
+    found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
+    return found[0]["ms"] if found else None
+
+
 def headline(rows: list[dict[str, Any]], knob: str, value: float, low: int, high: int) -> dict[str, float | None]:
     """The paper's five numbers from the rows of one knob value (None where a row is missing)."""
 
     def ms(approach: str, cores: int) -> float | None:
-        # an approach the knob does not act on: its row is the knob's default
-        paid = value if approach in PAYS[knob] else DEFAULTS[knob]
-        key = (knob, paid, approach, cores)
-        found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
-        return found[0]["ms"] if found else None
+        return row_ms(rows, knob, value, approach, cores)
 
     def compute(cores: int) -> float:
         return 1e3 * GRIDS * SHAPE**3 * FLOPS_PER_POINT / cores / experiments.MACHINES["bluegene-p"].core_speed
@@ -186,15 +191,9 @@ def needed(knob: str, values: list[float], numbers: list[float | None], target: 
 def speedups(rows: list[dict[str, Any]], knob: str, value: float, low: int, middle: list[int]) -> list[float | None]:
     """hybrid-multiple's speedup from ``low`` to each ``middle`` core count at one knob value
     (None where a row is missing): where the curve runs between the ends."""
-    paid = value if "hybrid-multiple" in PAYS[knob] else DEFAULTS[knob]
-
-    def ms(cores: int) -> float | None:
-        key = (knob, paid, "hybrid-multiple", cores)
-        found = [r for r in rows if (r["knob"], r["value_s"], r["approach"], r["cores"]) == key]
-        return found[0]["ms"] if found else None
-
-    base = ms(low)
-    return [base / m if base and m else None for m in map(ms, middle)]
+    base = row_ms(rows, knob, value, "hybrid-multiple", low)
+    times = [row_ms(rows, knob, value, "hybrid-multiple", cores) for cores in middle]
+    return [base / m if base and m else None for m in times]
 
 
 def table(rows: list[dict[str, Any]], low: int, high: int, middle: list[int] | None = None) -> str:
