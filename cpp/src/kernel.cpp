@@ -564,9 +564,15 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class 
   const std::int64_t body_begin = low ? ends * vector_lanes : begin;
   const std::int64_t body_end = high ? row_lanes - ends * vector_lanes : end;
   const std::int64_t body = body_end - body_begin;
-  const bool regular =
-      beside || ((!low || begin == 0) && (!high || end == row_lanes) && (body == 0 || body >= vector_lanes) &&
-                 row_lanes >= 2 * ends * vector_lanes + 2 * reach + vector_lanes);
+  // Every load stays inside the row or its ghosts when the end vectors' reach does
+  // (row_lanes >= 4 ends + reach), and every lane of [begin, end) is written, none
+  // outside it, when the body is empty, whole vectors, or (from lane 0) one vector
+  // overlapping the low end's, or when the two ends' vectors overlap each other (a row
+  // shorter than both: 6-15 lanes at radius 2, an apply's small boxes, session 14).
+  const bool body_covered = body == 0 || body >= vector_lanes ||
+                            (low && body > 0 && body_end - vector_lanes >= reach) || (low && high && body < 0);
+  const bool regular = beside || ((!low || begin == 0) && (!high || end == row_lanes) && body_covered &&
+                                  row_lanes >= ends * vector_lanes + reach);
   if (regular) {
     auto low_end = [&]<int... Vectors>(std::integer_sequence<int, Vectors...>) {
       (write_vector(Vectors * vector_lanes, AtEnd<reach, Vectors * vector_lanes, false>{rows.centre(0), rows.z_low[0]},
