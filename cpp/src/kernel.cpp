@@ -391,16 +391,45 @@ template <int Radius, int Lanes, bool Symmetric, int Side, int... Distance>
 template <int Radius, int Lanes>
 constexpr int sliding_side = (Radius * Lanes + vector_lanes - 1) / vector_lanes;
 
-// One step of slide_rows: the vectors at lane k of each plane's row, in the documented
+// Where a slide finds the x- and y-neighbours of its centre rows. The box's own rows:
+// at two strides from the centre rows, held in locals so that the compiler keeps them
+// (and the coefficients) in registers; read through the row structures, it reloads them
+// from the stack at every step.
+struct AtStrides {
+  std::int64_t stride_x, stride_y;
+  // Row x - d of the first plane's centre row, row x + d of the last plane's.
+  template <int Planes>
+  const double* x_below(const double* const (&centre)[Planes], int d) const {
+    return centre[0] - d * stride_x;
+  }
+  template <int Planes>
+  const double* x_above(const double* const (&centre)[Planes], int d) const {
+    return centre[Planes - 1] + d * stride_x;
+  }
+  const double* y_below(const double* centre, int d) const { return centre - d * stride_y; }
+  const double* y_above(const double* centre, int d) const { return centre + d * stride_y; }
+};
+
+// A row of one plane whose neighbours lie anywhere (a received face, the grid's other
+// end, a row of zeros): one pointer per neighbour row, 4r for the slide to hold.
+template <int Radius>
+struct ApartRows {
+  const double* x_lower[Radius];  // rows x - 1 .. x - r
+  const double* x_upper[Radius];  // rows x + 1 .. x + r
+  const double* y_lower[Radius];
+  const double* y_upper[Radius];
+  const double* x_below(const double* const (&)[1], int d) const { return x_lower[d - 1]; }
+  const double* x_above(const double* const (&)[1], int d) const { return x_upper[d - 1]; }
+  const double* y_below(const double*, int d) const { return y_lower[d - 1]; }
+  const double* y_above(const double*, int d) const { return y_upper[d - 1]; }
+};
+
+// One step of slide_row: the vectors at lane k of each plane's row, in the documented
 // order, then the anchors moved on by one. The newest anchor is loaded here, or, at a
-// row's upper end (LoadTop false), built by the caller. Rows are addressed from the centre rows and
-// two strides held in locals, so that the compiler keeps them (and the coefficients) in
-// registers: read through the row structures, it reloads them from the stack at every
-// step.
-template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool LoadTop = true>
+// row's upper end (LoadTop false), built by the caller.
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool LoadTop = true, class Neighbours>
 [[gnu::always_inline]] inline void sliding_step(const Coefficients<Radius, Vector>& c,
-                                                const double* const (&centre)[Planes], std::int64_t stride_x,
-                                                std::int64_t stride_y,
+                                                const double* const (&centre)[Planes], const Neighbours& neighbours,
                                                 Vector (&anchors)[Planes][2 * sliding_side<Radius, Lanes> + 1],
                                                 std::int64_t k, double* const (&target)[Planes]) {
   constexpr int side = sliding_side<Radius, Lanes>;
@@ -408,8 +437,8 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
   Vector along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r
 #pragma GCC unroll 6
   for (int d = 1; d <= Radius; ++d) {
-    along_x[Radius - d] = load(centre[0] + k - d * stride_x);
-    along_x[Radius + Planes - 1 + d] = load(centre[Planes - 1] + k + d * stride_x);
+    along_x[Radius - d] = load(neighbours.x_below(centre, d) + k);
+    along_x[Radius + Planes - 1 + d] = load(neighbours.x_above(centre, d) + k);
   }
 #pragma GCC unroll 2
   for (int plane = 0; plane < Planes; ++plane) {
@@ -426,7 +455,8 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 #pragma GCC unroll 6
     for (int d = 1; d <= Radius; ++d)
       sum = add_pair<Symmetric, Vector>(sum, c.minus[1][d - 1], c.plus[1][d - 1],
-                                        load(centre[plane] + k - d * stride_y), load(centre[plane] + k + d * stride_y));
+                                        load(neighbours.y_below(centre[plane], d) + k),
+                                        load(neighbours.y_above(centre[plane], d) + k));
     sum = add_sliding_z_pairs<Radius, Lanes, Symmetric, side>(c, sum, anchors[plane],
                                                               std::make_integer_sequence<int, Radius>{});
     store<Stream>(target[plane] + k, sum);
@@ -651,119 +681,173 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
   return plane.at(y);
 }
 
-// The rows y = 0 .. rows - 1 of `Planes` consecutive x-planes, lanes [begin, end) (at
-// least four), of a box whose x- and y-neighbours lie at fixed strides from its rows.
-// Each centre row is read once, as whole vectors sliding along it (one load per
-// vector); a point's z-neighbours are shuffles of two of them (sliding_window). Against
-// loading each neighbour where it lies, this halves the kernel's loads, and loads, not
+// Lanes [begin, end) (at least four) of the rows `centre` of `Planes` consecutive
+// x-planes, each read once, as whole vectors sliding along it (one load per vector); a
+// point's z-neighbours are shuffles of two of them (sliding_window). Against loading
+// each neighbour where it lies, this halves the kernel's loads, and loads, not
 // arithmetic, set its pace: on this machine's Zen 4 a 32-byte load that is not 32-byte
-// aligned takes two load slots, and all but one of a point's z-neighbours are. One call
-// covers many rows, so a short row (a rank's 24^3 box) pays only its anchors' loads.
-// Reads lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps
-// them inside input (inside the row, or, in a padded array, among the ghosts and the
-// ghost rows around it). `prefetch`, if not null, holds per plane where row y = 0 of
-// this call prefetches (apply_star says which rows), and its y-stride.
+// aligned takes two load slots, and all but one of a point's z-neighbours are. Reads
+// lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps them
+// inside input (inside the row, or, in a padded array, among the ghosts and the ghost
+// rows around it). `prefetch`, if its first is not null, is where each plane's
+// prefetches go (apply_star says which rows).
 //
-// With Ends, [begin, end) is the whole row and the rows' z ghosts lie elsewhere
-// (`z_ghosts`, per side, rows (x + plane, y_first + y)): the anchors beyond a row's ends
-// are built from them (AtEnd), and the last vectors of a row, whose newest anchor
-// would cross its upper end, are computed at compile-time offsets from it. Needs a row
-// of at least 4 (2 side + 2) lanes.
+// With Ends, [begin, end) is the whole row and its z ghosts lie elsewhere (`z_low`,
+// `z_high`): the anchors beyond a row's ends are built from them (AtEnd), and the last
+// vectors of a row, whose newest anchor would cross its upper end, are computed at
+// compile-time offsets from it. Needs a row of at least 2 side + 1 vectors, whose
+// upper end's anchors then stay inside it.
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream, class Neighbours>
+[[gnu::always_inline]] inline void slide_row(const Coefficients<Radius, Vector>& c,
+                                             const double* const (&centre)[Planes], const Neighbours& neighbours,
+                                             std::int64_t begin, std::int64_t end, double* const (&target)[Planes],
+                                             const double* const (&prefetch)[Planes],
+                                             [[maybe_unused]] const double* const (&z_low)[Planes],
+                                             [[maybe_unused]] const double* const (&z_high)[Planes]) {
+  constexpr int side = sliding_side<Radius, Lanes>;
+  constexpr int reach = Radius * Lanes;
+  constexpr int tail = side + 1;  // vectors computed from the upper end
+  const std::int64_t last = end - vector_lanes;
+  // With Ends, steps (k + 4 <= step_end) up to the first of the `tail` vectors, which
+  // start at end - 4 tail: its newest anchor then stays inside the row, and at most
+  // three lanes are computed twice (stepping on while the newest anchor fitted, a row of
+  // whole vectors computed one of them twice: a sixth of a 24^3 box's rows).
+  const std::int64_t step_end = Ends ? end - tail * vector_lanes + vector_lanes - 1 : end;
+  Vector anchors[Planes][2 * side + 1];
+  // The anchors of the vector at `from` (with Ends, `Start` lanes into the row).
+  auto load_first_anchors = [&]<int Start>(std::int64_t from) {
+    for (int plane = 0; plane < Planes; ++plane) {
+      if constexpr (Ends) {
+        [&]<int... J>(std::integer_sequence<int, J...>) {
+          ((anchors[plane][J] =
+                AtEnd<reach, Start, false>{centre[plane], z_low[plane]}.template at<(J - side) * vector_lanes>()),
+           ...);
+        }(std::make_integer_sequence<int, 2 * side>{});
+      } else {
+        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + from + (j - side) * vector_lanes);
+      }
+    }
+  };
+  load_first_anchors.template operator()<0>(begin);
+  std::int64_t k = begin;
+  // A streamed row that starts 16 bytes past a 32-byte boundary (where numpy puts large
+  // arrays) would take two 16-byte streaming stores per vector: its first vector is
+  // written on its own, and the row goes on two lanes (a float64 point, half a
+  // complex128 one: one point) further, from where every vector is 32-byte aligned.
+  // Measured (session 11): an apply's box input 1.09-1.12x (float64) and 1.08-1.09x
+  // (complex128); padded float64, whose rows are then read unaligned, 1.0x.
+  if constexpr (Stream && Planes == 1)
+    if (reinterpret_cast<std::uintptr_t>(target[0] + begin) % 32 == 16) {
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k, target);
+      k = begin + 2;
+      load_first_anchors.template operator()<2>(k);
+    }
+  if (prefetch[0] != nullptr)  // one prefetch per 64-byte line of each row
+    for (; k + 2 * vector_lanes <= step_end; k += 2 * vector_lanes) {
+      for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane] + k, 0, 3);
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k, target);
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k + vector_lanes, target);
+    }
+  if constexpr (Ends) {
+    for (; k + vector_lanes <= step_end; k += vector_lanes)
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k, target);
+    // The last `tail` vectors, at end - 4 tail .. end - 4 (the first may overlap what the
+    // steps wrote: the same values again).
+    const std::int64_t from = end - tail * vector_lanes;
+    [&]<int... J, int... M>(std::integer_sequence<int, J...>, std::integer_sequence<int, M...>) {
+      for (int plane = 0; plane < Planes; ++plane) {
+        const double* upper = centre[plane] + end;
+        ((anchors[plane][J] = AtEnd<reach, 0, true>{upper, z_high[plane]}
+                                  .template at<-tail * vector_lanes + (J - side) * vector_lanes>()),
+         ...);
+      }
+      (
+          [&] {
+            constexpr int newest = -(tail - M) * vector_lanes + side * vector_lanes;
+            for (int plane = 0; plane < Planes; ++plane)
+              anchors[plane][2 * side] =
+                  AtEnd<reach, 0, true>{centre[plane] + end, z_high[plane]}.template at<newest>();
+            sliding_step<Radius, Lanes, Symmetric, Planes, Stream, false>(c, centre, neighbours, anchors,
+                                                                          from + M * vector_lanes, target);
+          }(),
+          ...);
+    }(std::make_integer_sequence<int, 2 * side>{}, std::make_integer_sequence<int, tail>{});
+  } else {
+    for (; k <= last; k += vector_lanes)
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k, target);
+    if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
+      for (int plane = 0; plane < Planes; ++plane)
+        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + last + (j - side) * vector_lanes);
+      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, last, target);
+    }
+  }
+}
+
+// The rows y = 0 .. rows - 1 of `Planes` consecutive x-planes, lanes [begin, end), of a
+// box whose x- and y-neighbours lie at fixed strides from its rows (slide_row). One call
+// covers many rows, so a short row (a rank's 24^3 box) pays only its anchors' loads.
+// `prefetch`, if not null, holds per plane where row y = 0 of this call prefetches, and
+// its y-stride. With Ends, the z ghosts of row y of plane x + plane are row (x + plane,
+// y_first + y) of `z_ghosts`.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
                 std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
                 const std::array<Rows, 2>* z_ghosts = nullptr, std::int64_t x = 0, std::int64_t y_first = 0) {
-  constexpr int side = sliding_side<Radius, Lanes>;
-  constexpr int reach = Radius * Lanes;
-  constexpr int tail = side + 1;                  // vectors computed from the upper end
   const Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
-  const std::int64_t last = end - vector_lanes;
-  // With Ends, steps while the newest anchor stays inside the row.
-  const std::int64_t step_end = Ends ? end - side * vector_lanes : end;
+  const AtStrides neighbours{stride_x, stride_y};
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* centre[Planes];
     double* target[Planes];
-    Vector anchors[Planes][2 * side + 1];
-    [[maybe_unused]] const double* z_low[Planes];
-    [[maybe_unused]] const double* z_high[Planes];
-    // The anchors of the vector at `from` (with Ends, `Start` lanes into the row).
-    auto load_first_anchors = [&]<int Start>(std::int64_t from) {
-      for (int plane = 0; plane < Planes; ++plane) {
-        if constexpr (Ends) {
-          [&]<int... J>(std::integer_sequence<int, J...>) {
-            ((anchors[plane][J] =
-                  AtEnd<reach, Start, false>{centre[plane], z_low[plane]}.template at<(J - side) * vector_lanes>()),
-             ...);
-          }(std::make_integer_sequence<int, 2 * side>{});
-        } else {
-          for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + from + (j - side) * vector_lanes);
-        }
-      }
-    };
+    const double* ahead[Planes];
+    const double* z_low[Planes]{};
+    const double* z_high[Planes]{};
     for (int plane = 0; plane < Planes; ++plane) {
       centre[plane] = first_centre + y * stride_y + plane * stride_x;
       target[plane] = first_target + y * out_stride_y + plane * out_stride_x;
+      ahead[plane] = prefetch != nullptr ? prefetch[plane].at(y) : nullptr;
       if constexpr (Ends) {
         z_low[plane] = (*z_ghosts)[0].at(x + plane, y_first + y);
         z_high[plane] = (*z_ghosts)[1].at(x + plane, y_first + y);
       }
     }
-    load_first_anchors.template operator()<0>(begin);
-    std::int64_t k = begin;
-    // A streamed row that starts 16 bytes past a 32-byte boundary (where numpy puts large
-    // arrays) would take two 16-byte streaming stores per vector: its first vector is
-    // written on its own, and the row goes on two lanes (a float64 point, half a
-    // complex128 one: one point) further, from where every vector is 32-byte aligned.
-    // Measured (session 11): an apply's box input 1.09-1.12x (float64) and 1.08-1.09x
-    // (complex128); padded float64, whose rows are then read unaligned, 1.0x.
-    if constexpr (Stream && Planes == 1)
-      if (reinterpret_cast<std::uintptr_t>(target[0] + begin) % 32 == 16) {
-        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
-        k = begin + 2;
-        load_first_anchors.template operator()<2>(k);
-      }
-    if (prefetch != nullptr)  // one prefetch per 64-byte line of each row
-      for (; k + 2 * vector_lanes <= step_end; k += 2 * vector_lanes) {
-        for (int plane = 0; plane < Planes; ++plane) __builtin_prefetch(prefetch[plane].at(y) + k, 0, 3);
-        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
-        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k + vector_lanes,
-                                                               target);
-      }
-    if constexpr (Ends) {
-      for (; k + vector_lanes <= step_end; k += vector_lanes)
-        sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
-      // The last `tail` vectors, at end - 4 tail .. end - 4 (the first may overlap what the
-      // steps wrote: the same values again).
-      const std::int64_t from = end - tail * vector_lanes;
-      [&]<int... J, int... M>(std::integer_sequence<int, J...>, std::integer_sequence<int, M...>) {
-        for (int plane = 0; plane < Planes; ++plane) {
-          const double* upper = centre[plane] + end;
-          ((anchors[plane][J] = AtEnd<reach, 0, true>{upper, z_high[plane]}
-                                    .template at<-tail * vector_lanes + (J - side) * vector_lanes>()),
-           ...);
-        }
-        (
-            [&] {
-              constexpr int newest = -(tail - M) * vector_lanes + side * vector_lanes;
-              for (int plane = 0; plane < Planes; ++plane)
-                anchors[plane][2 * side] =
-                    AtEnd<reach, 0, true>{centre[plane] + end, z_high[plane]}.template at<newest>();
-              sliding_step<Radius, Lanes, Symmetric, Planes, Stream, false>(c, centre, stride_x, stride_y, anchors,
-                                                                            from + M * vector_lanes, target);
-            }(),
-            ...);
-      }(std::make_integer_sequence<int, 2 * side>{}, std::make_integer_sequence<int, tail>{});
-      continue;
-    }
-    for (; k <= last; k += vector_lanes)
-      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, k, target);
-    if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
-      for (int plane = 0; plane < Planes; ++plane)
-        for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + last + (j - side) * vector_lanes);
-      sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, stride_x, stride_y, anchors, last, target);
-    }
+    slide_row<Radius, Lanes, Symmetric, Planes, Ends, Stream>(c, centre, neighbours, begin, end, target, ahead, z_low,
+                                                              z_high);
   }
+}
+
+// The whole rows y in [y_begin, y_end), except those in [skip_begin, skip_end), of box plane x
+// (0 <= x < n), whose x- or y-neighbours lie apart from the box (a received face, the
+// grid's other end, a row of zeros), each slid with a pointer per neighbour row
+// (ApartRows). `planes` are the plane rows of x - r .. x + r; `prefetch`, if not null,
+// where this plane's prefetches go. Out of line, with one copy of the coefficients for
+// all of a plane's rows: inlined into apply_star, its second copy of the slide made the
+// rest slower (code layout, as write_rows' copies did).
+template <int Radius, int Lanes, bool Symmetric, bool Stream>
+[[gnu::noinline]] void slide_rows_apart(const Coefficients<Radius, Vector>& shared, const BoxInput& input,
+                                        const Index3& n, const PlaneRows* planes, std::int64_t x, std::int64_t y_begin,
+                                        std::int64_t y_end, std::int64_t skip_begin, std::int64_t skip_end,
+                                        double* out_plane, const PlaneRows* prefetch) {
+  const Coefficients<Radius, Vector> c = shared;
+  const std::int64_t row_lanes = n[2] * Lanes;
+  const std::int64_t pieces[2][2] = {{y_begin, std::min(y_end, skip_begin)}, {std::max(y_begin, skip_end), y_end}};
+  for (const auto& piece : pieces)
+    for (std::int64_t y = piece[0]; y < piece[1]; ++y) {
+      ApartRows<Radius> neighbours;
+      for (int d = 1; d <= Radius; ++d) {
+        neighbours.x_lower[d - 1] = planes[Radius - d].at(y);
+        neighbours.x_upper[d - 1] = planes[Radius + d].at(y);
+        neighbours.y_lower[d - 1] = row_of_plane(input, n, Radius, planes[Radius], x, y - d);
+        neighbours.y_upper[d - 1] = row_of_plane(input, n, Radius, planes[Radius], x, y + d);
+      }
+      const double* const centre[1] = {planes[Radius].at(y)};
+      double* const target[1] = {out_plane + y * row_lanes};
+      const double* const ahead[1] = {prefetch != nullptr ? prefetch->at(y) : nullptr};
+      const double* const z_low[1] = {input.z_ghosts[0].at(x, y)};
+      const double* const z_high[1] = {input.z_ghosts[1].at(x, y)};
+      slide_row<Radius, Lanes, Symmetric, 1, true, Stream>(c, centre, neighbours, 0, row_lanes, target, ahead, z_low,
+                                                           z_high);
+    }
 }
 
 template <int Radius, int Lanes, bool Symmetric, bool Stream>
@@ -800,7 +884,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // for a region that cuts rows short, rows slide between their ends and the lanes
   // within reach of an end are left to write_rows.
   constexpr int side = sliding_side<Radius, Lanes>;
-  const bool ends = !padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 2) * vector_lanes;
+  const bool ends = !padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 1) * vector_lanes;
   const std::int64_t end_lanes = padded || ends ? 0 : side * vector_lanes;
   const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
   for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
@@ -861,6 +945,15 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
               slide_end, first_target, out_stride_x, out_stride_y, prefetch);
+      }
+      // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
+      // neighbour row: at 12^3 more than half the rows do (session 14).
+      if (ends && (Lanes == 1 || !prefetching || Stream)) {
+        for (int plane = 0; plane < Planes; ++plane)
+          slide_rows_apart<Radius, Lanes, Symmetric, Stream>(
+              four, input, n, planes + plane, x + plane, y_band, y_stop, sliding ? slide_y_begin : y_stop,
+              sliding ? slide_y_end : y_stop, out + (x + plane) * out_stride_x, prefetching ? ahead + plane : nullptr);
+        return;
       }
       // Rows the slide finished whole are skipped (padded arrays: every row).
       const bool ends_left = begin < slide_begin || slide_end < end;
