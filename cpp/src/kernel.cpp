@@ -924,7 +924,10 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       const std::int64_t slide_y_begin = std::max(y_band, y_inside), slide_y_end = std::min(y_stop, y_outside);
       // complex128 input from memory slides at 0.77-0.79x the per-row loop's rate
       // (measured interleaved, 32 x 96^3 and 192^3), though 1.1-1.3x in cache; with its
-      // output streamed, sliding is the faster again (1.11-1.14x, session 11).
+      // output streamed, sliding is the faster again (1.11-1.14x, session 11). Its whole
+      // rows in a prefetched apply all slide apart instead (below): 1.28-1.51x on 12^3-32^3
+      // boxes, 1.03x at 64^3, against the per-row loop; the slide at strides was
+      // 0.91-0.97x of that (session 14).
       const bool sliding = slide_end - slide_begin >= vector_lanes && slide_y_end > slide_y_begin &&
                            (Lanes == 1 || !prefetching || Stream);
       if (sliding) {
@@ -947,8 +950,10 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
               slide_end, first_target, out_stride_x, out_stride_y, prefetch);
       }
       // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
-      // neighbour row: at 12^3 more than half the rows do (session 14).
-      if (ends && (Lanes == 1 || !prefetching || Stream)) {
+      // neighbour row: at 12^3 more than half the rows do (session 14). (Every float64
+      // row of an apply sliding this way was 1.03-1.16x from memory, 0.94-0.95x in
+      // cache: not done.)
+      if (ends) {
         for (int plane = 0; plane < Planes; ++plane)
           slide_rows_apart<Radius, Lanes, Symmetric, Stream>(
               four, input, n, planes + plane, x + plane, y_band, y_stop, sliding ? slide_y_begin : y_stop,
