@@ -391,10 +391,10 @@ template <int Radius, int Lanes, bool Symmetric, int Side, int... Distance>
 template <int Radius, int Lanes>
 constexpr int sliding_side = (Radius * Lanes + vector_lanes - 1) / vector_lanes;
 
-// Where a slide finds the x- and y-neighbours of its centre rows. The box's own rows:
-// at two strides from the centre rows, held in locals so that the compiler keeps them
-// (and the coefficients) in registers; read through the row structures, it reloads them
-// from the stack at every step.
+// Where a slide finds the x- and y-neighbours of its centre rows: here, the box's own
+// rows at two strides from them. The strides are held in locals, so that the compiler
+// keeps them (and the coefficients) in registers; read through the row structures, it
+// reloaded them from the stack at every step.
 struct AtStrides {
   std::int64_t stride_x, stride_y;
   // Row x - d of the first plane's centre row, row x + d of the last plane's.
@@ -685,8 +685,8 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 // x-planes, each read once, as whole vectors sliding along it (one load per vector); a
 // point's z-neighbours are shuffles of two of them (sliding_window). Against loading
 // each neighbour where it lies, this halves the kernel's loads, and loads, not
-// arithmetic, set its pace: on this machine's Zen 4 a 32-byte load that is not 32-byte
-// aligned takes two load slots, and all but one of a point's z-neighbours are. Reads
+// arithmetic, set its pace: on the Zen 4 this was tuned on, a 32-byte load that is not
+// 32-byte aligned takes two load slots, and all but one of a point's z-neighbours are. Reads
 // lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps them
 // inside input (inside the row, or, in a padded array, among the ghosts and the ghost
 // rows around it). `prefetch`, if its first is not null, is where each plane's
