@@ -821,8 +821,8 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
 // grid's other end, a row of zeros), each slid with a pointer per neighbour row
 // (ApartRows). `planes` are the plane rows of x - r .. x + r; `prefetch`, if not null,
 // where this plane's prefetches go. Out of line, with one copy of the coefficients for
-// all of a plane's rows: inlined into apply_star, its second copy of the slide made the
-// rest slower (code layout, as write_rows' copies did).
+// all of a plane's rows: a call per plane, not per row, and apply_star keeps a single
+// inlined copy of the slide (each added copy of write_rows there slowed the rest).
 template <int Radius, int Lanes, bool Symmetric, bool Stream>
 [[gnu::noinline]] void slide_rows_apart(const Coefficients<Radius, Vector>& shared, const BoxInput& input,
                                         const Index3& n, const PlaneRows* planes, std::int64_t x, std::int64_t y_begin,
