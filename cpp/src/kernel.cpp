@@ -924,12 +924,14 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       const std::int64_t slide_y_begin = std::max(y_band, y_inside), slide_y_end = std::min(y_stop, y_outside);
       // complex128 input from memory slides at 0.77-0.79x the per-row loop's rate
       // (measured interleaved, 32 x 96^3 and 192^3), though 1.1-1.3x in cache; with its
-      // output streamed, sliding is the faster again (1.11-1.14x, session 11). Its whole
-      // rows in a prefetched apply all slide apart instead (below): 1.28-1.51x on 12^3-32^3
-      // boxes, 1.03x at 64^3, against the per-row loop; the slide at strides was
-      // 0.91-0.97x of that (session 14).
+      // output streamed, sliding is the faster again (1.11-1.14x, session 11). Whole rows
+      // of a prefetched apply (input from memory) all slide apart instead (below), one
+      // plane at a time: against the slide at strides, float64 1.01-1.12x from memory
+      // (12^3-192^3), complex128 0.98-1.08x, and 0.94-0.95x for float64 in cache, which a
+      // prefetched apply does not expect; complex128 against its per-row loop 1.28-1.51x
+      // on 12^3-32^3 boxes (session 14).
       const bool sliding = slide_end - slide_begin >= vector_lanes && slide_y_end > slide_y_begin &&
-                           (Lanes == 1 || !prefetching || Stream);
+                           (Lanes == 1 || !prefetching || Stream) && !(ends && prefetching);
       if (sliding) {
         const double* first_centre = input.box.at(x, slide_y_begin);
         double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
@@ -950,9 +952,8 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
               slide_end, first_target, out_stride_x, out_stride_y, prefetch);
       }
       // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
-      // neighbour row: at 12^3 more than half the rows do (session 14). (Every float64
-      // row of an apply sliding this way was 1.03-1.16x from memory, 0.94-0.95x in
-      // cache: not done.)
+      // neighbour row (at 12^3 more than half the rows do), and with prefetching every
+      // whole row does (above; session 14).
       if (ends) {
         for (int plane = 0; plane < Planes; ++plane)
           slide_rows_apart<Radius, Lanes, Symmetric, Stream>(
