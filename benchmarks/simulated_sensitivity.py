@@ -3,7 +3,7 @@ Gene/P cores) move when a cost that the model charges at microseconds is raised:
 sensitivity study, not a fit (docs/simulation.md, section 6, "What would the paper's
 16k numbers need?").
 
-Three knobs, each raised alone over a few values, everything else as in the default model:
+Four knobs, each raised alone over a few values, everything else as in the default model:
 
 - ``overhead``: CPU time per message, both ends' shares together, charged to the sender
   at each MPI_Isend (``Machine.message_overhead`` = value / 2 at each end, which SMPI
@@ -24,6 +24,13 @@ Three knobs, each raised alone over a few values, everything else as in the defa
   docs/simulation.md, section 6): its share of the exchange BG/P did not hide.
   flat-original hides nothing either way (serial-dims). Only the two ends are simulated;
   the "needed" share interpolates between them.
+- ``halo-copy``: CPU time per halo lane a rank packs, the copy into the message and the
+  receiver's copy out of it, charged to the sender when it packs a batch
+  (``Machine.halo_copy``, the driver's ``--halo-copy-per-lane``; 0 in the default
+  model). Unlike the costs above it grows with a rank's faces, not with its messages or
+  batches. benchmarks/simulated_halo_copy.py derives a value from the seed's own 9 ms
+  (Fig. 7.2's point at 2,048 cores, the one the core speed is calibrated on). Every
+  approach pays it.
 
 ``--placement`` places the flat approaches' ranks (hybridfd.simulate.placement, e.g.
 ``bluegene-p``: what BG/P's MPI_Cart_create does); their rows record it, and one output
@@ -76,15 +83,21 @@ PAPER = {
     "original_over_multiple": (1.94, 1.94),  # "94 % performance gain"
     "optimized_over_multiple": (1.10, 1.10),  # hybrid-multiple "about 10 % faster" than flat-optimized
 }
-DEFAULTS = {"overhead": experiments.MACHINES["bluegene-p"].per_message_charge, "batch-sync": 0.0, "unhidden": 0.0}
+DEFAULTS = {
+    "overhead": experiments.MACHINES["bluegene-p"].per_message_charge,
+    "batch-sync": 0.0,
+    "unhidden": 0.0,
+    "halo-copy": experiments.MACHINES["bluegene-p"].halo_copy,
+}
 #: Which approaches each knob acts on (the others' rows are the knob's default).
 PAYS = {
     "overhead": ("hybrid-multiple", "flat-original", "flat-optimized"),
     "batch-sync": ("hybrid-multiple",),
     "unhidden": ("hybrid-multiple", "flat-optimized"),
+    "halo-copy": ("hybrid-multiple", "flat-original", "flat-optimized"),
 }
 #: How each knob's value (seconds, or a share) is written: scale and unit.
-UNITS = {"overhead": (1e6, " us"), "batch-sync": (1e6, " us"), "unhidden": (1.0, "")}
+UNITS = {"overhead": (1e6, " us"), "batch-sync": (1e6, " us"), "unhidden": (1.0, ""), "halo-copy": (1e9, " ns")}
 
 
 def written(knob: str, value: float) -> str:
@@ -106,6 +119,8 @@ def point(
         batch_sync = value
     elif knob == "unhidden" and value and approach in PAYS[knob]:
         schedule = "all-dims"
+    elif knob == "halo-copy":
+        machine = dataclasses.replace(machine, halo_copy=value)
     points, wall = [], 0.0
     for grids in lines.grid_counts(approach, cores):
         ms, seconds = simulate(
@@ -133,6 +148,7 @@ def point(
         "ms": line.at(GRIDS),
         "compute_ms": compute_ms,
         "message_overhead_s": machine.message_overhead,
+        "halo_copy_s": machine.halo_copy,
         "wall_s": wall,
     }
 
@@ -260,6 +276,14 @@ def main(argv: list[str] | None = None) -> int:
         "--unhidden", type=int, nargs="*", default=[0, 1], choices=[0, 1], help="0: the model; 1: nothing hidden"
     )
     parser.add_argument(
+        "--halo-copies-ns",
+        type=float,
+        nargs="*",
+        default=[0, 84.19],
+        metavar="NS",
+        help="CPU time per halo lane packed (both ends' copies); 84.19 ns: benchmarks/simulated_halo_copy.py",
+    )
+    parser.add_argument(
         "--placement",
         default="packed",
         choices=PLACEMENTS,
@@ -288,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
     if others:
         parser.error(f"{args.output} holds rows of other placements {sorted(others)}: write to another file")
     plan = [("overhead", 1e-6 * v) for v in args.overheads_us] + [("batch-sync", 1e-6 * v) for v in args.batch_syncs_us]
-    plan += [("unhidden", float(v)) for v in args.unhidden]
+    plan += [("unhidden", float(v)) for v in args.unhidden] + [("halo-copy", 1e-9 * v) for v in args.halo_copies_ns]
     for cores in sorted(args.cores):  # the cheap core counts first: a stopped run leaves whole columns
         for knob, value in plan:
             for approach in args.approaches:

@@ -134,6 +134,8 @@ def test_the_checksum_sees_a_wrong_point() -> None:
         (["--shape", "8", "8"], "--shape takes 1 or 3 values, got 2"),
         (["--grid-groups", "3"], "2 ranks do not split into groups of equal size"),
         (["--node-cores", "4"], "need --compute modelled"),
+        (["--halo-copy-per-lane", "1e-7"], "--halo-copy-per-lane charges simulated CPU time: it needs --compute"),
+        (["--halo-copy-per-lane", "-1"], "--halo-copy-per-lane: -1 must be at least"),
     ],
 )
 def test_bad_options_are_named_on_every_rank_without_hanging(bench: Path, arguments: list[str], message: str) -> None:

@@ -5,6 +5,7 @@ JSON cache (no SMPI run here: the cache is filled by hand)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -67,6 +68,10 @@ def test_flat_run_and_cache_key(tmp_path: Path) -> None:
     slower = platform.Machine(**{**platform.BLUEGENE_P.__dict__, "core_speed": 1e8})
     assert experiments.cache_key(run, slower) != key  # the platform file is in the key
     assert experiments.cache_key(run, platform.BLUEGENE_P, "another driver") != key
+    # the halo copy reaches the driver as an argument: in the key when set, absent at 0
+    copying = dataclasses.replace(platform.BLUEGENE_P, halo_copy=1e-7)
+    assert experiments.cache_key(run, copying) != key
+    assert experiments.cache_key(run, dataclasses.replace(copying, halo_copy=0.0)) == key
 
 
 def test_the_cache_key_changes_with_the_routes_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

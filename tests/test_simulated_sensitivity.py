@@ -71,3 +71,37 @@ def test_without_a_middle_core_count_the_table_is_the_two_ends() -> None:
     assert two_ends == sensitivity.table(rows_of(times), 1024, 16384, [1024, 16384])
     assert cells(two_ends, "| overhead | 100 us")[0] == "8.00"
     assert len(cells(two_ends, "| paper")) == 5
+
+
+def test_the_halo_copy_knob_charges_every_approach_through_the_machine(monkeypatch) -> None:
+    """A halo-copy point simulates with Machine.halo_copy at the value (the driver's
+    --halo-copy-per-lane, part of the cache key), for every approach; its rows are written
+    in ns and the needed values interpolated like the other knobs'."""
+    seen = []
+
+    def fake_simulate(approach, cores, grids, cache, driver, machine, **_) -> tuple[float, float]:
+        seen.append((approach, machine.halo_copy, machine.driver_arguments()))
+        return 100.0 + grids, 0.0
+
+    monkeypatch.setattr(sensitivity, "simulate", fake_simulate)
+    for approach in sensitivity.PAYS["halo-copy"]:
+        row = sensitivity.point("halo-copy", 84.19e-9, approach, 16384, Path("."), Path("."))
+        assert row["halo_copy_s"] == 84.19e-9 and row["knob"] == "halo-copy"
+    assert {approach for approach, _, _ in seen} == {"hybrid-multiple", "flat-original", "flat-optimized"}
+    assert all(value == 84.19e-9 and arguments == ["--halo-copy-per-lane", "8.419e-08"] for _, value, arguments in seen)
+
+    high = compute_ms(16384)
+    times = {}
+    for value, slow in ((0.0, 1.0), (1e-7, 2.0)):
+        times[(value, "hybrid-multiple", 1024)] = 16 * high * (1.0 if value == 0 else 1.5)
+        times[(value, "hybrid-multiple", 16384)] = high * slow
+        times[(value, "flat-original", 16384)] = 2 * high * slow
+        times[(value, "flat-optimized", 16384)] = high * slow
+    rows = [
+        {"knob": "halo-copy", "value_s": value, "approach": approach, "cores": cores, "ms": ms}
+        for (value, approach, cores), ms in times.items()
+    ]
+    table = sensitivity.table(rows, 1024, 16384)
+    assert cells(table, "| halo-copy | 100 ns") == ["12.00", "50%", "25%", "2.00x", "1.00x"]
+    # hybrid-multiple's utilisation: 100 % at 0, 50 % at 100 ns: 70 % at 60 ns
+    assert cells(table, "| halo-copy: needed")[1] == "60 ns"

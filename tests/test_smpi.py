@@ -85,6 +85,30 @@ def test_the_per_message_cost_is_charged_once_per_isend(smpi_driver: Path, tmp_p
     assert times[1] - times[0] == pytest.approx(1e3 * (2 * 3 + 1) * 2 * overhead, abs=1e-6), times
 
 
+def test_the_halo_copy_is_charged_per_lane_packed(smpi_driver: Path, tmp_path: Path) -> None:
+    """Machine.halo_copy reaches the driver (--halo-copy-per-lane): flat-original on 2 ranks
+    (process grid 2x1x1, periodic) packs the two x-faces of each grid, 2 x 12 x 10 lanes
+    each at radius 2 (the y and z faces are the rank's own: no message, no copy), one
+    round per grid with nothing to hide it behind. So 3 grids cost 3 x 2 x 240 x
+    halo_copy more than with no cost, to the clock's rounding; a machine without it
+    passes the driver nothing."""
+    import dataclasses
+
+    free = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
+    assert free.driver_arguments() == []
+    halo_copy = 1e-6
+    arguments = [
+        *("--grids", "3", "--shape", "16", "12", "10", "--approach", "flat-original"),
+        *("--repeats", "1", "--check", "off", "--compute", "modelled"),
+    ]
+    times = []
+    for machine in (free, dataclasses.replace(free, halo_copy=halo_copy)):
+        (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
+        assert row["process_grid"] == [2, 1, 1]
+        times.append(row["median_ms"])
+    assert times[1] - times[0] == pytest.approx(1e3 * 3 * 2 * 240 * halo_copy, abs=1e-6), times
+
+
 @pytest.mark.parametrize(("cores", "shared_by"), [(4, 1), (2, 2), (1, 4)])
 def test_ranks_beyond_the_cores_share_them(smpi_driver: Path, tmp_path: Path, cores: int, shared_by: int) -> None:
     """The host platform's placement (docs/simulation.md, section 4): 4 ranks on one host of

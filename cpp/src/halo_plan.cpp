@@ -131,6 +131,17 @@ void HaloPlan::copy_region(const Region& region, const Index3& array_extent, dou
             ToBuffer ? in_buffer : in_array);
 }
 
+namespace {
+PackCharge pack_charge = nullptr;
+}  // namespace
+
+void set_pack_charge(PackCharge charge) { pack_charge = charge; }
+
+void charge_packing(std::int64_t lanes) {
+  if (pack_charge != nullptr) [[unlikely]]
+    pack_charge(lanes);
+}
+
 void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const {
   Region in_grid = face.send;  // padded coordinates -> the unpadded grid's
   for (int axis = 0; axis < 3; ++axis) in_grid.begin[axis] -= radius_;

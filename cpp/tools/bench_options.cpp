@@ -50,7 +50,8 @@ std::string usage() {
          "          --radius R  --spacing H  --grid PX PY PZ\n"
          "operator: --approach NAME  --model NAME  --threads T  --master-share F  --schedule NAME\n"
          "          --transport NAME  --batch B  --slope N  --slope-kind geometric|linear  --progress K\n"
-         "at scale: --grid-groups K  --node-cores K  --sync-per-batch S  --sync-per-apply S (modelled compute)\n"
+         "at scale: --grid-groups K  --node-cores K  --sync-per-batch S  --sync-per-apply S\n"
+         "          --halo-copy-per-lane S (modelled compute)\n"
          "run:      --repeats N  --check auto|on|off  --compute real|modelled (modelled: SMPI build only)\n"
          "          --output PATH (the JSON record, also printed on stdout)\n";
 }
@@ -87,6 +88,8 @@ std::optional<BenchOptions> parse_options(int argc, char** argv, bool print_help
       {"--node-cores", one([&](auto name, auto v) { options.node_cores = at_least<int>(name, v, 1); })},
       {"--sync-per-batch", one([&](auto name, auto v) { options.sync_per_batch = at_least<double>(name, v, 0.0); })},
       {"--sync-per-apply", one([&](auto name, auto v) { options.sync_per_apply = at_least<double>(name, v, 0.0); })},
+      {"--halo-copy-per-lane",
+       one([&](auto name, auto v) { options.halo_copy_per_lane = at_least<double>(name, v, 0.0); })},
       {"--output", one([&](auto, auto v) { options.output = std::string(v); })},
       {"--check", one([&](auto, auto v) {
          if (v == "auto")
@@ -139,6 +142,8 @@ std::optional<BenchOptions> parse_options(int argc, char** argv, bool print_help
     throw ValueError(
         "--node-cores, --sync-per-batch and --sync-per-apply model threads at scale: they need "
         "--compute modelled");
+  if (options.halo_copy_per_lane > 0 && options.compute != Compute::modelled)
+    throw ValueError("--halo-copy-per-lane charges simulated CPU time: it needs --compute modelled");
   return options;
 }
 

@@ -46,6 +46,10 @@ struct BenchOptions {
   int node_cores = 1;
   double sync_per_batch = 0.0;
   double sync_per_apply = 0.0;
+  // CPU seconds per halo lane a rank packs, charged when it packs a batch: the copy into
+  // the message and the receiver's copy out of it (docs/simulation.md, "The halo copy").
+  // Modelled compute only.
+  double halo_copy_per_lane = 0.0;
   std::string output;  // also write the JSON record here
   std::vector<std::string> argv;
 };

@@ -227,6 +227,7 @@ int run(const BenchOptions& options, int rank, int size) {
   const Stencil stencil = Stencil::laplace(options.radius, {options.spacing, options.spacing, options.spacing});
   const bool modelled = options.compute == Compute::modelled;
   if (modelled) use_modelled_compute(options.node_cores);
+  if (options.halo_copy_per_lane > 0) charge_halo_copies(options.halo_copy_per_lane);
   Operator op(decomposition, stencil, options.op);
   // The thread team's synchronisation (modelled threads at scale), charged after each apply.
   // (Counting the batch steps walks them: only when they are charged.)
@@ -374,6 +375,7 @@ int run(const BenchOptions& options, int rank, int size) {
       {"node_cores", options.node_cores},
       {"sync_per_batch_s", options.sync_per_batch},
       {"sync_per_apply_s", options.sync_per_apply},
+      {"halo_copy_per_lane_s", options.halo_copy_per_lane},
   };
   Json::Array argv{"hybridfd-bench"};
   for (const auto& a : options.argv) argv.emplace_back(a);

@@ -1,6 +1,7 @@
 #include "simulation.hpp"
 
 #include "hybridfd/errors.hpp"
+#include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"
 
 #ifdef HYBRIDFD_SMPI
@@ -33,6 +34,17 @@ void use_modelled_compute(int threads) {
 #else
   (void)threads;
   throw ValueError("--compute modelled needs the SimGrid SMPI build of hybridfd-bench (cmake -DHYBRIDFD_SMPI=ON)");
+#endif
+}
+
+void charge_halo_copies(double seconds_per_lane) {
+#ifdef HYBRIDFD_SMPI
+  static double per_lane = 0.0;  // the charge is a plain function pointer: no capture
+  per_lane = seconds_per_lane;
+  set_pack_charge([](std::int64_t lanes) { charge_seconds(per_lane * static_cast<double>(lanes)); });
+#else
+  (void)seconds_per_lane;
+  throw ValueError("charging halo copies needs the SimGrid SMPI build of hybridfd-bench (cmake -DHYBRIDFD_SMPI=ON)");
 #endif
 }
 

@@ -28,6 +28,14 @@ bool simulated();
 // ValueError outside the SMPI build.
 void use_modelled_compute(int threads = 1);
 
+// From now on every batch a rank packs charges `seconds_per_lane` x the lanes it packed as
+// simulated CPU time of that rank (at the host's core speed), when it packs them: the copy
+// into the messages and the receivers' copies out of them, both paid by the sender, as
+// the per-message cost is (docs/simulation.md, "The halo copy"). Not divided among a
+// team's threads: hybrid-master-only's master packs alone. Throws ValueError outside the
+// SMPI build.
+void charge_halo_copies(double seconds_per_lane);
+
 // Charges `seconds` of simulated CPU time to the calling rank: a thread
 // team's synchronisation, at the host's core speed. Nothing for 0; ValueError outside
 // the SMPI build otherwise.

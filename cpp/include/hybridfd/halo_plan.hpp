@@ -105,4 +105,14 @@ class HaloPlan {
   std::array<Face, 6> faces_;
 };
 
+// Simulated runs only (hybridfd-bench under SMPI, docs/simulation.md): a function told
+// how many lanes each batch packs into its messages, so that the copying (into the
+// messages and, at the receivers, out of them) is charged as simulated CPU time; the
+// host's own time is not counted there. The packing itself still runs: the messages
+// carry it. nullptr (the default): nothing is charged.
+using PackCharge = void (*)(std::int64_t lanes);
+void set_pack_charge(PackCharge charge);
+// Calls the installed PackCharge, if any, with `lanes`.
+void charge_packing(std::int64_t lanes);
+
 }  // namespace hybridfd

@@ -29,6 +29,7 @@
 #include <utility>
 #include <vector>
 
+#include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"
 #include "hybridfd/schedule.hpp"
 
@@ -159,6 +160,10 @@ class BatchBuffers {
       context_.team.team->run(copy);
     else
       copy(0);
+    std::int64_t packed = 0;
+    for (const FaceMessage& message : messages)
+      if (message.neighbour != MPI_PROC_NULL) packed += message.lanes;
+    charge_packing(packed);
     return messages;
   }
 

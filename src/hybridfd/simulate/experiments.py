@@ -157,13 +157,13 @@ def driver_digest(driver: Path) -> str:
 
 
 def cache_key(run: SimulatedRun, machine: platforms.Machine, driver: str = "") -> str:
-    """Everything that determines the simulated time: ranks, arguments, platform, hostfile,
-    SMPI settings and the driver (its :func:`driver_digest`)."""
+    """Everything that determines the simulated time: ranks, arguments (the run's and the
+    machine's), platform, hostfile, SMPI settings and the driver (its :func:`driver_digest`)."""
     text = json.dumps(
         {
             "driver": driver,
             "ranks": run.ranks,
-            "arguments": list(run.arguments),
+            "arguments": list(run.arguments) + machine.driver_arguments(),
             "platform": platforms.platform_xml(run.topology, machine),
             "hostfile": platforms.hostfile(run.topology, run.ranks),
             "smpi": list(smpi.SETTINGS) + machine.smpirun_options(),

@@ -72,12 +72,23 @@ class Machine:
     #: leaves its core to the others (as a core of its own does on Blue Gene/P, one rank
     #: per core; not so on the host platform with more ranks than cores).
     message_overhead: float = 0.0
+    #: CPU time per halo lane a rank packs into its messages: the copy into the message
+    #: and the receiver's copy out of it, both charged to the sender when it packs the
+    #: batch (hybridfd-bench --halo-copy-per-lane; modelled compute only). The core speed
+    #: is the stencil's alone, so this is what a rank's copies of its faces add, and it
+    #: grows with the faces, not the box (docs/simulation.md, "The halo copy").
+    halo_copy: float = 0.0
     sources: dict[str, str] = field(default_factory=dict, compare=False)
 
     @property
     def per_message_charge(self) -> float:
         """Seconds SMPI charges the sender per message: both ends' ``message_overhead``."""
         return 2 * self.message_overhead
+
+    def driver_arguments(self) -> list[str]:
+        """hybridfd-bench arguments that charge this machine's costs the driver charges
+        itself (none where those costs are 0)."""
+        return ["--halo-copy-per-lane", f"{self.halo_copy:.9g}"] if self.halo_copy else []
 
     def smpirun_options(self) -> list[str]:
         """SMPI settings that make SMPI use exactly these costs."""

@@ -79,6 +79,7 @@ def run(
         *(["--cfg=smpi/simulate-computation:no"] if modelled else []),
         str(Path(driver).resolve()),
         *arguments,
+        *machine.driver_arguments(),
     ]
     result = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=directory)
     records = [line for line in result.stdout.splitlines() if line.startswith('{"format"')]
