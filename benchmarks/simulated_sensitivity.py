@@ -55,7 +55,11 @@ paper's 16k number also gives a curve of its shape (the paper gives no value the
         -o benchmarks/results/simulated_sensitivity_charged_bluegene_p.json
 
 (session 12's rows; simulated_sensitivity_bluegene_p.json holds session 8's, uncharged
-and packed, which the script refuses to add to).
+and packed, which the script refuses to add to). The halo copy's rows (session 15):
+
+    nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py --cores 1024 4096 16384 \
+        --overheads-us --batch-syncs-us --unhidden --halo-copies-ns 0 84.19 \
+        --placement bluegene-p -o benchmarks/results/simulated_sensitivity_halo_copy_bluegene_p.json
 """
 
 from __future__ import annotations
