@@ -63,50 +63,45 @@ def test_threads_at_scale_charge_the_node_rate_and_the_team_cost(smpi_driver: Pa
     assert row["median_ms"] == pytest.approx(1e3 * (compute_seconds + 1e-3 + 2e-3), rel=1e-5), row
 
 
-def test_the_per_message_cost_is_charged_once_per_isend(smpi_driver: Path, tmp_path: Path) -> None:
-    """Machine.message_overhead reaches the driver's messages (platform.py): flat-original
-    on 2 ranks (process grid 2x1x1, periodic) sends 2 halo Isends per grid, one round per
-    grid with nothing to hide it behind, and each apply starts with one MPI_Allreduce
-    (agree_on_problems; recursive doubling: one Isend per rank at 2 ranks). So 3 grids
-    cost (2 x 3 + 1) x 2 x message_overhead more than with no cost, to the clock's rounding."""
+def extra_ms_of_a_cost(smpi_driver: Path, tmp_path: Path, **cost: float) -> float:
+    """How much longer (simulated ms) flat-original takes with ``cost`` (a Machine field)
+    than without: 3 grids of 16x12x10 on 2 host ranks (process grid 2x1x1, periodic), one
+    exchange round per grid with nothing to hide it behind."""
     import dataclasses
 
     free = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
-    overhead = 25e-6  # each end's share: 50 us charged per Isend
     arguments = [
         *("--grids", "3", "--shape", "16", "12", "10", "--approach", "flat-original"),
         *("--repeats", "1", "--check", "off", "--compute", "modelled"),
     ]
     times = []
-    for machine in (free, dataclasses.replace(free, message_overhead=overhead)):
+    for machine in (free, dataclasses.replace(free, **cost)):
         (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
         assert row["process_grid"] == [2, 1, 1]
         times.append(row["median_ms"])
-    assert times[1] - times[0] == pytest.approx(1e3 * (2 * 3 + 1) * 2 * overhead, abs=1e-6), times
+    return times[1] - times[0]
+
+
+def test_the_per_message_cost_is_charged_once_per_isend(smpi_driver: Path, tmp_path: Path) -> None:
+    """Machine.message_overhead reaches the driver's messages (platform.py): flat-original
+    sends 2 halo Isends per grid, and each apply starts with one MPI_Allreduce
+    (agree_on_problems; recursive doubling: one Isend per rank at 2 ranks). So 3 grids
+    cost (2 x 3 + 1) x 2 x message_overhead more than with no cost, to the clock's rounding."""
+    overhead = 25e-6  # each end's share: 50 us charged per Isend
+    extra = extra_ms_of_a_cost(smpi_driver, tmp_path, message_overhead=overhead)
+    assert extra == pytest.approx(1e3 * (2 * 3 + 1) * 2 * overhead, abs=1e-6)
 
 
 def test_the_halo_copy_is_charged_per_lane_packed(smpi_driver: Path, tmp_path: Path) -> None:
-    """Machine.halo_copy reaches the driver (--halo-copy-per-lane): flat-original on 2 ranks
-    (process grid 2x1x1, periodic) packs the two x-faces of each grid, 2 x 12 x 10 lanes
-    each at radius 2 (the y and z faces are the rank's own: no message, no copy), one
-    round per grid with nothing to hide it behind. So 3 grids cost 3 x 2 x 240 x
-    halo_copy more than with no cost, to the clock's rounding; a machine without it
-    passes the driver nothing."""
-    import dataclasses
-
-    free = platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9)
-    assert free.driver_arguments() == []
+    """Machine.halo_copy reaches the driver (--halo-copy-per-lane): flat-original packs the
+    two x-faces of each grid, 2 x 12 x 10 lanes each at radius 2 (the y and z faces are
+    the rank's own: no message, no copy). So 3 grids cost 3 x 2 x 240 x halo_copy more
+    than with no cost, to the clock's rounding; a machine without it passes the driver
+    nothing."""
+    assert platform.host_machine(core_speed=1e8, latency=1e-6, bandwidth=5e9).driver_arguments() == []
     halo_copy = 1e-6
-    arguments = [
-        *("--grids", "3", "--shape", "16", "12", "10", "--approach", "flat-original"),
-        *("--repeats", "1", "--check", "off", "--compute", "modelled"),
-    ]
-    times = []
-    for machine in (free, dataclasses.replace(free, halo_copy=halo_copy)):
-        (row,) = smpi.run(2, platform.host_topology(2), machine, arguments, tmp_path, smpi_driver)["rows"]
-        assert row["process_grid"] == [2, 1, 1]
-        times.append(row["median_ms"])
-    assert times[1] - times[0] == pytest.approx(1e3 * 3 * 2 * 240 * halo_copy, abs=1e-6), times
+    extra = extra_ms_of_a_cost(smpi_driver, tmp_path, halo_copy=halo_copy)
+    assert extra == pytest.approx(1e3 * 3 * 2 * 240 * halo_copy, abs=1e-6)
 
 
 @pytest.mark.parametrize(("cores", "shared_by"), [(4, 1), (2, 2), (1, 4)])
