@@ -22,6 +22,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "column_sweep.hpp"
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/thread_team.hpp"
@@ -880,6 +881,20 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
                       continues_box(input.y_ghosts[0], -Radius * box.stride_y) &&
                       continues_box(input.y_ghosts[1], n[1] * box.stride_y) &&
                       continues_box(input.z_ghosts[0], -Radius * Lanes) && continues_box(input.z_ghosts[1], row_lanes);
+#if defined(__AVX512F__)
+  // A padded float64 grid in cache: columns of 8-lane vectors swept along y
+  // (column_sweep.hpp). A streamed grid keeps the row slide below.
+  if constexpr (Lanes == 1 && !Stream && column_sweep::serves_radius(Radius))
+    if (padded) {
+      const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2]};
+      if (region.points() > 0)
+        column_sweep::sweep<Radius, Symmetric>(
+            stencil, box.at(region.begin[0], region.begin[1]) + region.begin[2], box.stride_x, box.stride_y, extent,
+            out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + region.begin[2], out_stride_x,
+            out_stride_y, prefetch_ahead);
+      return;
+    }
+#endif
   // Otherwise whole rows slide with their z ghosts read from where they are (Ends), or,
   // for a region that cuts rows short, rows slide between their ends and the lanes
   // within reach of an end are left to write_rows.

@@ -1,0 +1,232 @@
+// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a float64 grid
+// held padded, in cache: private to kernel.cpp, which calls it for the boxes it suits.
+//
+// Each vector of output is 8 consecutive z-lanes of one row. A column of such vectors
+// (fixed lanes k .. k + 7) is swept along y, `Planes` x-planes at a time, and the rows
+// y - r .. y + r of each centre plane stay in registers as the sweep moves on: a step
+// loads one new row per plane, the 2r x-neighbour rows outside the planes (the planes'
+// own rows are each other's x-neighbours) and, per plane, the two vectors beside the
+// centre (lanes k - 8 .. k - 1 and k + 8 .. k + 15), from which every z-window is one
+// `valignq` with the centre. Two planes load 5 vectors per output vector at radius 2,
+// where sliding along the rows took about 7, and loads, not arithmetic, set the pace of
+// the row slide on 512-bit vectors (docs/benchmarks.md, session 15). A column narrower
+// than 8 lanes (the last one of a row) is written with a masked store; its loads reach no
+// lane the stencil does not need (masked too), so nothing outside the region's
+// neighbourhood is read.
+//
+// Every point is summed exactly as the 4-lane kernel sums it (the order of stencil.hpp,
+// separate multiplies and adds): the outputs are bit for bit the same.
+#pragma once
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "hybridfd/stencil.hpp"
+
+namespace hybridfd::column_sweep {
+
+// Eight float64 lanes (a gcc/clang vector type: + and * are lane-wise IEEE).
+using Vector = __m512d;
+constexpr int lanes = 8;
+
+// Whether the sweep serves radius r: its registers hold 2r + 1 rows per plane, 2r
+// x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3.
+constexpr bool serves_radius(int radius) { return radius <= 3; }
+
+// The core's L1 data cache, as glibc reads it from the CPU; 32 KiB where it cannot tell.
+inline std::int64_t level1_cache_bytes() {
+  static const std::int64_t bytes = [] {
+#if defined(_SC_LEVEL1_DCACHE_SIZE)
+    if (const long size = sysconf(_SC_LEVEL1_DCACHE_SIZE); size > 0) return static_cast<std::int64_t>(size);
+#endif
+    return std::int64_t{32} << 10;
+  }();
+  return bytes;
+}
+
+template <int Radius>
+struct Coefficients {
+  Vector centre;
+  Vector minus[3][Radius];
+  Vector plus[3][Radius];
+  explicit Coefficients(const Stencil& stencil) {
+    centre = _mm512_set1_pd(stencil.centre);
+    for (int axis = 0; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d)
+        minus[axis][d] = _mm512_set1_pd(stencil.minus[axis][d]), plus[axis][d] = _mm512_set1_pd(stencil.plus[axis][d]);
+  }
+};
+
+// One pair of terms at distance d, in the documented order (kernel.cpp's add_pair).
+template <bool Symmetric>
+[[gnu::always_inline]] inline Vector add_pair(Vector sum, Vector minus, Vector plus, Vector lower, Vector upper) {
+  if constexpr (Symmetric) {
+    return sum + minus * (lower + upper);
+  } else {
+    sum += minus * lower;
+    return sum + plus * upper;
+  }
+}
+
+// Lanes k + Offset .. k + Offset + 7 from the centre vector (lanes k ..) and the vectors
+// beside it (before: lanes k - 8 .., after: lanes k + 8 ..).
+template <int Offset>
+[[gnu::always_inline]] inline Vector z_window(Vector before, Vector centre, Vector after) {
+  if constexpr (Offset > 0)
+    return _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(after), _mm512_castpd_si512(centre), Offset));
+  else
+    return _mm512_castsi512_pd(
+        _mm512_alignr_epi64(_mm512_castpd_si512(centre), _mm512_castpd_si512(before), lanes + Offset));
+}
+
+template <int Radius, bool Symmetric, int... Distance>
+[[gnu::always_inline]] inline Vector add_z_pairs(const Coefficients<Radius>& c, Vector sum, Vector before,
+                                                 Vector centre, Vector after,
+                                                 std::integer_sequence<int, Distance...>) {
+  ((sum = add_pair<Symmetric>(sum, c.minus[2][Distance], c.plus[2][Distance],
+                              z_window<-(Distance + 1)>(before, centre, after),
+                              z_window<Distance + 1>(before, centre, after))),
+   ...);
+  return sum;
+}
+
+// Which lanes of a column's loads and store are live. A whole column loads and stores
+// all 8 lanes of its rows; beside the centre only the r lanes next to it are read. The
+// last column of a region whose z-extent is not a multiple of 8 has `width` < 8 lanes:
+// its centre rows are read for the width and the r lanes beyond (z-neighbours of its
+// last lanes), every other row and its output for the width alone.
+struct ColumnMasks {
+  __mmask8 output, centre, before, after;
+  ColumnMasks(int width, int radius)
+      : output(static_cast<__mmask8>((1u << width) - 1)),
+        centre(static_cast<__mmask8>((1u << std::min(width + radius, lanes)) - 1)),
+        before(static_cast<__mmask8>(0xffu << (lanes - radius))),
+        after(static_cast<__mmask8>((1u << std::max(width + radius - lanes, 0)) - 1)) {}
+};
+
+template <bool Partial>
+[[gnu::always_inline]] inline Vector load(const double* source, __mmask8 mask) {
+  if constexpr (Partial)
+    return _mm512_maskz_loadu_pd(mask, source);
+  else
+    return _mm512_loadu_pd(source);
+}
+
+// The column at `centre` (lane k of row y_begin of the first plane; the planes follow at
+// stride_x, rows at stride_y) for rows y_begin .. y_begin + rows - 1, written to `out`
+// (the same point of the output, with its own strides).
+// With `ahead` (not null), the same lanes of that plane's rows (and of the planes after
+// it, Planes in all) are prefetched as the sweep passes them.
+template <int Radius, bool Symmetric, int Planes, bool Partial>
+[[gnu::always_inline]] inline void sweep_column(const Coefficients<Radius>& shared, const double* centre,
+                                                std::int64_t stride_x, std::int64_t stride_y, std::int64_t rows,
+                                                double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+                                                const ColumnMasks masks, const double* ahead) {
+  // Local copies stay in registers: through the references, the compiler reloads them
+  // at every use (it cannot prove the stores to `out` leave them alone), a load per
+  // coefficient and vector.
+  const Coefficients<Radius> c = shared;
+  constexpr int span = 2 * Radius + 1;
+  // window[p][j]: row y - r + j of plane p, the rows a step reads along y.
+  Vector window[Planes][span];
+  // Of a narrow column, the rows that are never a centre (the r rows beyond each end)
+  // are read for the width alone: they are y-neighbours only.
+  auto row_mask = [&](std::int64_t y) { return y >= 0 && y < rows ? masks.centre : masks.output; };
+#pragma GCC unroll 2
+  for (int p = 0; p < Planes; ++p)
+#pragma GCC unroll 6
+    for (int j = 0; j + 1 < span; ++j)
+      window[p][j] = load<Partial>(centre + p * stride_x + (j - Radius) * stride_y, row_mask(j - Radius));
+  for (std::int64_t y = 0; y < rows; ++y) {
+    const double* row = centre + y * stride_y;
+    if (ahead != nullptr)
+#pragma GCC unroll 2
+      for (int p = 0; p < Planes; ++p) __builtin_prefetch(ahead + p * stride_x + y * stride_y, 0, 3);
+    Vector along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r at row y
+#pragma GCC unroll 3
+    for (int d = 1; d <= Radius; ++d) {
+      along_x[Radius - d] = load<Partial>(row - d * stride_x, masks.output);
+      along_x[Radius + Planes - 1 + d] = load<Partial>(row + (Planes - 1 + d) * stride_x, masks.output);
+    }
+#pragma GCC unroll 2
+    for (int p = 0; p < Planes; ++p) {
+      window[p][span - 1] = load<Partial>(row + p * stride_x + Radius * stride_y, row_mask(y + Radius));
+      along_x[Radius + p] = window[p][Radius];
+    }
+#pragma GCC unroll 2
+    for (int p = 0; p < Planes; ++p) {
+      const double* own = row + p * stride_x;
+      const Vector before = _mm512_maskz_loadu_pd(masks.before, own - lanes);
+      const Vector after = _mm512_maskz_loadu_pd(masks.after, own + lanes);
+      Vector sum = c.centre * along_x[Radius + p];
+#pragma GCC unroll 3
+      for (int d = 1; d <= Radius; ++d)
+        sum = add_pair<Symmetric>(sum, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + p - d],
+                                  along_x[Radius + p + d]);
+#pragma GCC unroll 3
+      for (int d = 1; d <= Radius; ++d)
+        sum = add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], window[p][Radius - d],
+                                  window[p][Radius + d]);
+      sum = add_z_pairs<Radius, Symmetric>(c, sum, before, window[p][Radius], after,
+                                           std::make_integer_sequence<int, Radius>{});
+      double* target = out + p * out_stride_x + y * out_stride_y;
+      if constexpr (Partial)
+        _mm512_mask_storeu_pd(target, masks.output, sum);
+      else
+        _mm512_storeu_pd(target, sum);
+#pragma GCC unroll 6
+      for (int j = 0; j + 1 < span; ++j) window[p][j] = window[p][j + 1];
+    }
+  }
+}
+
+// The region of `extent` points (x, y, z) whose first point is `centre` in a padded
+// float64 grid with strides stride_x, stride_y (every point the stencil reads lies in
+// the grid), written to `out` (its first point, the output's strides). With
+// `prefetch`, each x-step prefetches the planes the next one reads first (x + Planes +
+// r ..), as kernel.cpp's row slide does for grids that come from memory.
+template <int Radius, bool Symmetric>
+void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
+           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+           bool prefetch) {
+  const Coefficients<Radius> c(stencil);
+  const ColumnMasks whole(lanes, Radius);
+  const std::int64_t full_end = extent[2] / lanes * lanes;
+  const ColumnMasks last(static_cast<int>(extent[2] - full_end), Radius);
+  // Rows are swept in bands short enough that the lines one column's band reads (two per
+  // row: a row's 8 lanes rarely start a line) are still in L1 when the next column reads
+  // the other half of each: three quarters of the L1 for the 2r + 2 planes of a
+  // two-plane step, in bands of equal size.
+  const std::int64_t longest =
+      std::max<std::int64_t>(Radius, level1_cache_bytes() * 3 / 4 / ((2 * Radius + 2) * 2 * 64) - 2 * Radius);
+  const std::int64_t bands = (extent[1] + longest - 1) / longest;
+  const std::int64_t band = (extent[1] + bands - 1) / std::max<std::int64_t>(bands, 1);
+  auto planes = [&]<int Planes>(std::int64_t x) {
+    // The planes the next step reads first, while they lie in the grid's x-range.
+    const bool ahead = prefetch && x + 2 * Planes - 1 < extent[0] + Radius;
+    for (std::int64_t y = 0; y < extent[1]; y += band) {
+      const std::int64_t rows = std::min(band, extent[1] - y);
+      const double* first = centre + x * stride_x + y * stride_y;
+      double* target = out + x * out_stride_x + y * out_stride_y;
+      const double* next = first + (Planes + Radius) * stride_x;
+      for (std::int64_t k = 0; k < full_end; k += lanes)
+        sweep_column<Radius, Symmetric, Planes, false>(c, first + k, stride_x, stride_y, rows, target + k,
+                                                        out_stride_x, out_stride_y, whole, ahead ? next + k : nullptr);
+      if (full_end < extent[2])
+        sweep_column<Radius, Symmetric, Planes, true>(c, first + full_end, stride_x, stride_y, rows,
+                                                       target + full_end, out_stride_x, out_stride_y, last,
+                                                       ahead ? next + full_end : nullptr);
+    }
+  };
+  std::int64_t x = 0;
+  for (; x + 2 <= extent[0]; x += 2) planes.template operator()<2>(x);
+  if (x < extent[0]) planes.template operator()<1>(x);
+}
+
+}  // namespace hybridfd::column_sweep
+#endif
