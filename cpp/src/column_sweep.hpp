@@ -1,17 +1,17 @@
-// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a float64 grid
-// held padded, in cache: private to kernel.cpp, which calls it for the boxes it suits.
+// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a grid held
+// padded and in cache: private to kernel.cpp, which calls it for the boxes it suits.
 //
-// Each vector of output is 8 consecutive z-lanes of one row. A column of such vectors
-// (fixed lanes k .. k + 7) is swept along y, `Planes` x-planes at a time, and the rows
-// y - r .. y + r of each centre plane stay in registers as the sweep moves on: a step
-// loads one new row per plane, the 2r x-neighbour rows outside the planes (the planes'
-// own rows are each other's x-neighbours) and, per plane, the two vectors beside the
-// centre (lanes k - 8 .. k - 1 and k + 8 .. k + 15), from which every z-window is one
-// `valignq` with the centre. Two planes load 5 vectors per output vector at radius 2,
-// where sliding along the rows took about 7, and loads, not arithmetic, set the pace of
-// the row slide on 512-bit vectors (docs/benchmarks.md, session 15). A column narrower
-// than 8 lanes (the last one of a row) is written with a masked store; its loads reach no
-// lane the stencil does not need (masked too), so nothing outside the region's
+// Each vector of output is 8 consecutive z-lanes of one row (8 float64 points, or 4
+// complex128 ones). A column of such vectors (fixed lanes k .. k + 7) is swept along y,
+// two x-planes at a time, and the rows y - r .. y + r of each centre plane stay in
+// registers as the sweep moves on: a step loads one new row per plane, the 2r
+// x-neighbour rows outside the planes (the planes' own rows are each other's
+// x-neighbours) and, per plane, the r lanes beside the vector at each end, from which
+// every z-window is one `valignq` with the centre. At radius 2 that is 5 loads per output
+// vector where sliding along the rows took about 7, and loads, not arithmetic, set the
+// pace of the row slide on 512-bit vectors (docs/benchmarks.md, sessions 15 and 16). A
+// column narrower than 8 lanes (the last one of a row) is written with a masked store;
+// every load is masked to the lanes the stencil reads, so nothing outside the region's
 // neighbourhood is read.
 //
 // Every point is summed exactly as the 4-lane kernel sums it (the order of stencil.hpp,
@@ -35,7 +35,8 @@ using Vector = __m512d;
 constexpr int lanes = 8;
 
 // Whether the sweep serves radius r: its registers hold 2r + 1 rows per plane, 2r
-// x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3.
+// x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3
+// (a complex128 point's reach, 2r lanes, then also fits in the vector beside).
 constexpr bool serves_radius(int radius) { return radius <= 3; }
 
 // The core's L1 data cache, as glibc reads it from the CPU; 32 KiB where it cannot tell.
@@ -74,39 +75,47 @@ template <bool Symmetric>
 }
 
 // Lanes k + Offset .. k + Offset + 7 from the centre vector (lanes k ..) and the vectors
-// beside it (before: lanes k - 8 .., after: lanes k + 8 ..).
+// beside it (before: lanes k - 8 .., after: lanes k + 8 ..): one `valignq`. (Through the
+// zero-masked form with every lane kept: the plain intrinsic trips GCC 12's
+// -Wmaybe-uninitialized on its undefined pass-through operand; a generic shuffle
+// compiles to vpermt2pd, which needs an index register per offset.)
+template <int Shift>
+[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
+  return _mm512_castsi512_pd(
+      _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
+}
+
 template <int Offset>
 [[gnu::always_inline]] inline Vector z_window(Vector before, Vector centre, Vector after) {
   if constexpr (Offset > 0)
-    return _mm512_castsi512_pd(_mm512_alignr_epi64(_mm512_castpd_si512(after), _mm512_castpd_si512(centre), Offset));
+    return align<Offset>(after, centre);
   else
-    return _mm512_castsi512_pd(
-        _mm512_alignr_epi64(_mm512_castpd_si512(centre), _mm512_castpd_si512(before), lanes + Offset));
+    return align<lanes + Offset>(centre, before);
 }
 
-template <int Radius, bool Symmetric, int... Distance>
+template <int Radius, int PointLanes, bool Symmetric, int... Distance>
 [[gnu::always_inline]] inline Vector add_z_pairs(const Coefficients<Radius>& c, Vector sum, Vector before,
-                                                 Vector centre, Vector after,
-                                                 std::integer_sequence<int, Distance...>) {
+                                                 Vector centre, Vector after, std::integer_sequence<int, Distance...>) {
   ((sum = add_pair<Symmetric>(sum, c.minus[2][Distance], c.plus[2][Distance],
-                              z_window<-(Distance + 1)>(before, centre, after),
-                              z_window<Distance + 1>(before, centre, after))),
+                              z_window<-(Distance + 1) * PointLanes>(before, centre, after),
+                              z_window<(Distance + 1) * PointLanes>(before, centre, after))),
    ...);
   return sum;
 }
 
 // Which lanes of a column's loads and store are live. A whole column loads and stores
-// all 8 lanes of its rows; beside the centre only the r lanes next to it are read. The
-// last column of a region whose z-extent is not a multiple of 8 has `width` < 8 lanes:
-// its centre rows are read for the width and the r lanes beyond (z-neighbours of its
-// last lanes), every other row and its output for the width alone.
+// all 8 lanes of its rows; beside the centre only the `reach` lanes next to it (r
+// points) are read. The last column of a region whose z-extent is not a multiple of 8
+// lanes has `width` < 8 lanes: its centre rows are read for the width and the reach
+// beyond it (z-neighbours of its last lanes), every other row and its output for the
+// width alone.
 struct ColumnMasks {
   __mmask8 output, centre, before, after;
-  ColumnMasks(int width, int radius)
+  ColumnMasks(int width, int reach)
       : output(static_cast<__mmask8>((1u << width) - 1)),
-        centre(static_cast<__mmask8>((1u << std::min(width + radius, lanes)) - 1)),
-        before(static_cast<__mmask8>(0xffu << (lanes - radius))),
-        after(static_cast<__mmask8>((1u << std::max(width + radius - lanes, 0)) - 1)) {}
+        centre(static_cast<__mmask8>((1u << std::min(width + reach, lanes)) - 1)),
+        before(static_cast<__mmask8>(0xffu << (lanes - reach))),
+        after(static_cast<__mmask8>((1u << std::max(width + reach - lanes, 0)) - 1)) {}
 };
 
 template <bool Partial>
@@ -120,13 +129,11 @@ template <bool Partial>
 // The column at `centre` (lane k of row y_begin of the first plane; the planes follow at
 // stride_x, rows at stride_y) for rows y_begin .. y_begin + rows - 1, written to `out`
 // (the same point of the output, with its own strides).
-// With `ahead` (not null), the same lanes of that plane's rows (and of the planes after
-// it, Planes in all) are prefetched as the sweep passes them.
-template <int Radius, bool Symmetric, int Planes, bool Partial>
+template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial>
 [[gnu::always_inline]] inline void sweep_column(const Coefficients<Radius>& shared, const double* centre,
                                                 std::int64_t stride_x, std::int64_t stride_y, std::int64_t rows,
                                                 double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
-                                                const ColumnMasks masks, const double* ahead) {
+                                                const ColumnMasks masks) {
   // Local copies stay in registers: through the references, the compiler reloads them
   // at every use (it cannot prove the stores to `out` leave them alone), a load per
   // coefficient and vector.
@@ -144,9 +151,6 @@ template <int Radius, bool Symmetric, int Planes, bool Partial>
       window[p][j] = load<Partial>(centre + p * stride_x + (j - Radius) * stride_y, row_mask(j - Radius));
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* row = centre + y * stride_y;
-    if (ahead != nullptr)
-#pragma GCC unroll 2
-      for (int p = 0; p < Planes; ++p) __builtin_prefetch(ahead + p * stride_x + y * stride_y, 0, 3);
     Vector along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r at row y
 #pragma GCC unroll 3
     for (int d = 1; d <= Radius; ++d) {
@@ -170,10 +174,10 @@ template <int Radius, bool Symmetric, int Planes, bool Partial>
                                   along_x[Radius + p + d]);
 #pragma GCC unroll 3
       for (int d = 1; d <= Radius; ++d)
-        sum = add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], window[p][Radius - d],
-                                  window[p][Radius + d]);
-      sum = add_z_pairs<Radius, Symmetric>(c, sum, before, window[p][Radius], after,
-                                           std::make_integer_sequence<int, Radius>{});
+        sum =
+            add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], window[p][Radius - d], window[p][Radius + d]);
+      sum = add_z_pairs<Radius, PointLanes, Symmetric>(c, sum, before, window[p][Radius], after,
+                                                       std::make_integer_sequence<int, Radius>{});
       double* target = out + p * out_stride_x + y * out_stride_y;
       if constexpr (Partial)
         _mm512_mask_storeu_pd(target, masks.output, sum);
@@ -185,42 +189,37 @@ template <int Radius, bool Symmetric, int Planes, bool Partial>
   }
 }
 
-// The region of `extent` points (x, y, z) whose first point is `centre` in a padded
-// float64 grid with strides stride_x, stride_y (every point the stencil reads lies in
-// the grid), written to `out` (its first point, the output's strides). With
-// `prefetch`, each x-step prefetches the planes the next one reads first (x + Planes +
-// r ..), as kernel.cpp's row slide does for grids that come from memory.
-template <int Radius, bool Symmetric>
+// The region of `extent` points (x, y, z; z counted in lanes, PointLanes per point)
+// whose first point is `centre` in a padded grid with strides stride_x, stride_y (every
+// point the stencil reads lies in the grid), written to `out` (its first point, the
+// output's strides).
+template <int Radius, int PointLanes, bool Symmetric>
 void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
-           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
-           bool prefetch) {
+           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
+  constexpr int reach = Radius * PointLanes;
   const Coefficients<Radius> c(stencil);
-  const ColumnMasks whole(lanes, Radius);
+  const ColumnMasks whole(lanes, reach);
   const std::int64_t full_end = extent[2] / lanes * lanes;
-  const ColumnMasks last(static_cast<int>(extent[2] - full_end), Radius);
+  const ColumnMasks last(static_cast<int>(extent[2] - full_end), reach);
   // Rows are swept in bands short enough that the lines one column's band reads (two per
   // row: a row's 8 lanes rarely start a line) are still in L1 when the next column reads
   // the other half of each: three quarters of the L1 for the 2r + 2 planes of a
-  // two-plane step, in bands of equal size.
+  // two-plane step, in bands of equal size (a 48^3 grid in one band ran at 0.76x).
   const std::int64_t longest =
       std::max<std::int64_t>(Radius, level1_cache_bytes() * 3 / 4 / ((2 * Radius + 2) * 2 * 64) - 2 * Radius);
   const std::int64_t bands = (extent[1] + longest - 1) / longest;
   const std::int64_t band = (extent[1] + bands - 1) / std::max<std::int64_t>(bands, 1);
   auto planes = [&]<int Planes>(std::int64_t x) {
-    // The planes the next step reads first, while they lie in the grid's x-range.
-    const bool ahead = prefetch && x + 2 * Planes - 1 < extent[0] + Radius;
     for (std::int64_t y = 0; y < extent[1]; y += band) {
       const std::int64_t rows = std::min(band, extent[1] - y);
       const double* first = centre + x * stride_x + y * stride_y;
       double* target = out + x * out_stride_x + y * out_stride_y;
-      const double* next = first + (Planes + Radius) * stride_x;
       for (std::int64_t k = 0; k < full_end; k += lanes)
-        sweep_column<Radius, Symmetric, Planes, false>(c, first + k, stride_x, stride_y, rows, target + k,
-                                                        out_stride_x, out_stride_y, whole, ahead ? next + k : nullptr);
+        sweep_column<Radius, PointLanes, Symmetric, Planes, false>(c, first + k, stride_x, stride_y, rows, target + k,
+                                                                   out_stride_x, out_stride_y, whole);
       if (full_end < extent[2])
-        sweep_column<Radius, Symmetric, Planes, true>(c, first + full_end, stride_x, stride_y, rows,
-                                                       target + full_end, out_stride_x, out_stride_y, last,
-                                                       ahead ? next + full_end : nullptr);
+        sweep_column<Radius, PointLanes, Symmetric, Planes, true>(c, first + full_end, stride_x, stride_y, rows,
+                                                                  target + full_end, out_stride_x, out_stride_y, last);
     }
   };
   std::int64_t x = 0;

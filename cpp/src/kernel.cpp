@@ -1,5 +1,7 @@
 // The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count
-// and symmetry, so offsets are compile-time multiples of the strides. Points
+// and symmetry, so offsets are compile-time multiples of the strides. A padded grid in
+// cache, on a core with AVX-512, is swept in columns of 8-lane vectors
+// (column_sweep.hpp); everything else slides along rows, here. Points
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
@@ -882,16 +884,15 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
                       continues_box(input.y_ghosts[1], n[1] * box.stride_y) &&
                       continues_box(input.z_ghosts[0], -Radius * Lanes) && continues_box(input.z_ghosts[1], row_lanes);
 #if defined(__AVX512F__)
-  // A padded float64 grid in cache: columns of 8-lane vectors swept along y
-  // (column_sweep.hpp). A streamed grid keeps the row slide below.
-  if constexpr (Lanes == 1 && !Stream && column_sweep::serves_radius(Radius))
-    if (padded) {
-      const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2]};
+  // A padded grid in cache (one that an apply expects from memory is prefetched: its
+  // rows slide, below): columns of 8-lane vectors swept along y (column_sweep.hpp).
+  if constexpr (!Stream && column_sweep::serves_radius(Radius))
+    if (padded && !prefetch_ahead) {
+      const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       if (region.points() > 0)
-        column_sweep::sweep<Radius, Symmetric>(
-            stencil, box.at(region.begin[0], region.begin[1]) + region.begin[2], box.stride_x, box.stride_y, extent,
-            out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + region.begin[2], out_stride_x,
-            out_stride_y, prefetch_ahead);
+        column_sweep::sweep<Radius, Lanes, Symmetric>(
+            stencil, box.at(region.begin[0], region.begin[1]) + begin, box.stride_x, box.stride_y, extent,
+            out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin, out_stride_x, out_stride_y);
       return;
     }
 #endif
