@@ -20,12 +20,12 @@
 
 #if defined(__AVX512F__)
 #include <immintrin.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <utility>
 
+#include "cache_sizes.hpp"
 #include "hybridfd/stencil.hpp"
 
 namespace hybridfd::column_sweep {
@@ -38,17 +38,6 @@ constexpr int lanes = 8;
 // x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3
 // (a complex128 point's reach, 2r lanes, then also fits in the vector beside).
 constexpr bool serves_radius(int radius) { return radius <= 3; }
-
-// The core's L1 data cache, as glibc reads it from the CPU; 32 KiB where it cannot tell.
-inline std::int64_t level1_cache_bytes() {
-  static const std::int64_t bytes = [] {
-#if defined(_SC_LEVEL1_DCACHE_SIZE)
-    if (const long size = sysconf(_SC_LEVEL1_DCACHE_SIZE); size > 0) return static_cast<std::int64_t>(size);
-#endif
-    return std::int64_t{32} << 10;
-  }();
-  return bytes;
-}
 
 template <int Radius>
 struct Coefficients {

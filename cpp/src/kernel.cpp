@@ -12,8 +12,6 @@
 // time, or with the prefetch a whole x-step ahead, lost in session 7 and here).
 #include "hybridfd/kernel.hpp"
 
-#include <unistd.h>
-
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
@@ -24,6 +22,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "cache_sizes.hpp"
 #include "column_sweep.hpp"
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
@@ -471,18 +470,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 // Input bytes a band of rows may occupy: half the core's L2, leaving room for the output
 // and the other streams. On this Zen 4 (1 MiB L2) a quarter ran from memory 1.04-1.2x
 // slower; the whole L2 was float64 a little faster and complex128 a little slower
-// (measured interleaved, session 7). The L2 size is glibc's, read from the CPU; 1 MiB
-// where it cannot tell.
-inline std::int64_t level2_cache_bytes() {
-  static const std::int64_t bytes = [] {
-#if defined(_SC_LEVEL2_CACHE_SIZE)
-    if (const long size = sysconf(_SC_LEVEL2_CACHE_SIZE); size > 0) return static_cast<std::int64_t>(size);
-#endif
-    return std::int64_t{1} << 20;
-  }();
-  return bytes;
-}
-
+// (measured interleaved, session 7).
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
