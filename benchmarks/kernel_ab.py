@@ -120,7 +120,11 @@ def renamed_kernel(tree: Path, side: str, build: Path) -> Path:
     renames = []
     for line in filter(None, symbols):
         name, kind = line.split()[:2]
-        if kind not in "TDBR":  # weak (inline, template): one copy serves both, the headers agree
+        # Weak symbols (inline functions, templates) are not renamed: the linker keeps one
+        # copy for both kernels. That is right for the shared headers (checked to agree);
+        # a private header of cpp/src whose code may differ between the revisions must
+        # give it internal linkage, as column_sweep.hpp does, or both sides run one copy.
+        if kind not in "TDBR":
             continue
         match = re.match(r"_ZN8hybridfd(\d+)", name)
         if not match:

@@ -6,7 +6,9 @@
 
 #include <cstdint>
 
+// Internal linkage, as column_sweep.hpp says why: each including file its own copy.
 namespace hybridfd {
+namespace {
 
 inline std::int64_t cache_bytes([[maybe_unused]] int name, std::int64_t fallback) {
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE)
@@ -33,4 +35,5 @@ inline std::int64_t level2_cache_bytes() {
   return bytes;
 }
 
+}  // namespace
 }  // namespace hybridfd

@@ -28,7 +28,12 @@
 #include "cache_sizes.hpp"
 #include "hybridfd/stencil.hpp"
 
-namespace hybridfd::column_sweep {
+// Internal linkage (an unnamed namespace): the header is kernel.cpp's alone, and
+// benchmarks/kernel_ab.py links two revisions of kernel.cpp into one program, where the
+// linker would keep one copy of each weak (template) symbol for both.
+namespace hybridfd {
+namespace {
+namespace column_sweep {
 
 // Eight float64 lanes (a gcc/clang vector type: + and * are lane-wise IEEE).
 using Vector = __m512d;
@@ -216,5 +221,7 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
   if (x < extent[0]) planes.template operator()<1>(x);
 }
 
-}  // namespace hybridfd::column_sweep
+}  // namespace column_sweep
+}  // namespace
+}  // namespace hybridfd
 #endif
