@@ -27,6 +27,7 @@
 
 #include "cache_sizes.hpp"
 #include "hybridfd/stencil.hpp"
+#include "stencil_terms.hpp"
 
 // Internal linkage (an unnamed namespace): the header is kernel.cpp's alone, and
 // benchmarks/kernel_ab.py links two revisions of kernel.cpp into one program, where the
@@ -35,38 +36,15 @@ namespace hybridfd {
 namespace {
 namespace column_sweep {
 
-// Eight float64 lanes (a gcc/clang vector type: + and * are lane-wise IEEE).
-using Vector = __m512d;
+// Eight float64 lanes (a gcc/clang vector type: + and * are lane-wise IEEE; the same
+// type as __m512d without its may_alias, which a template argument would drop).
+using Vector = double __attribute__((vector_size(64)));
 constexpr int lanes = 8;
 
 // Whether the sweep serves radius r: its registers hold 2r + 1 rows per plane, 2r
 // x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3
 // (a complex128 point's reach, 2r lanes, then also fits in the vector beside).
 constexpr bool serves_radius(int radius) { return radius <= 3; }
-
-template <int Radius>
-struct Coefficients {
-  Vector centre;
-  Vector minus[3][Radius];
-  Vector plus[3][Radius];
-  explicit Coefficients(const Stencil& stencil) {
-    centre = _mm512_set1_pd(stencil.centre);
-    for (int axis = 0; axis < 3; ++axis)
-      for (int d = 0; d < Radius; ++d)
-        minus[axis][d] = _mm512_set1_pd(stencil.minus[axis][d]), plus[axis][d] = _mm512_set1_pd(stencil.plus[axis][d]);
-  }
-};
-
-// One pair of terms at distance d, in the documented order (kernel.cpp's add_pair).
-template <bool Symmetric>
-[[gnu::always_inline]] inline Vector add_pair(Vector sum, Vector minus, Vector plus, Vector lower, Vector upper) {
-  if constexpr (Symmetric) {
-    return sum + minus * (lower + upper);
-  } else {
-    sum += minus * lower;
-    return sum + plus * upper;
-  }
-}
 
 // Lanes k + Offset .. k + Offset + 7 from the centre vector (lanes k ..) and the vectors
 // beside it (before: lanes k - 8 .., after: lanes k + 8 ..): one `valignq`. (Through the
@@ -88,7 +66,7 @@ template <int Offset>
 }
 
 template <int Radius, int PointLanes, bool Symmetric, int... Distance>
-[[gnu::always_inline]] inline Vector add_z_pairs(const Coefficients<Radius>& c, Vector sum, Vector before,
+[[gnu::always_inline]] inline Vector add_z_pairs(const Coefficients<Radius, Vector>& c, Vector sum, Vector before,
                                                  Vector centre, Vector after, std::integer_sequence<int, Distance...>) {
   ((sum = add_pair<Symmetric>(sum, c.minus[2][Distance], c.plus[2][Distance],
                               z_window<-(Distance + 1) * PointLanes>(before, centre, after),
@@ -124,14 +102,14 @@ template <bool Partial>
 // stride_x, rows at stride_y) for rows y_begin .. y_begin + rows - 1, written to `out`
 // (the same point of the output, with its own strides).
 template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial>
-[[gnu::always_inline]] inline void sweep_column(const Coefficients<Radius>& shared, const double* centre,
+[[gnu::always_inline]] inline void sweep_column(const Coefficients<Radius, Vector>& shared, const double* centre,
                                                 std::int64_t stride_x, std::int64_t stride_y, std::int64_t rows,
                                                 double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
                                                 const ColumnMasks masks) {
   // Local copies stay in registers: through the references, the compiler reloads them
   // at every use (it cannot prove the stores to `out` leave them alone), a load per
   // coefficient and vector.
-  const Coefficients<Radius> c = shared;
+  const Coefficients<Radius, Vector> c = shared;
   constexpr int span = 2 * Radius + 1;
   // window[p][j]: row y - r + j of plane p, the rows a step reads along y.
   Vector window[Planes][span];
@@ -191,7 +169,7 @@ template <int Radius, int PointLanes, bool Symmetric>
 void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
            const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
   constexpr int reach = Radius * PointLanes;
-  const Coefficients<Radius> c(stencil);
+  const Coefficients<Radius, Vector> c(stencil);
   const ColumnMasks whole(lanes, reach);
   const std::int64_t full_end = extent[2] / lanes * lanes;
   const ColumnMasks last(static_cast<int>(extent[2] - full_end), reach);

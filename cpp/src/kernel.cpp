@@ -27,6 +27,7 @@
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/thread_team.hpp"
+#include "stencil_terms.hpp"
 
 namespace hybridfd {
 namespace {
@@ -73,36 +74,6 @@ inline T read(const double* source) {
   else
     return *source;
 }
-
-// One pair of terms at distance d along an axis, in the documented order: a symmetric
-// stencil adds c*(lower + upper) (one multiply fewer, the form Laplacians allow); any
-// other adds minus*lower, then plus*upper.
-template <bool Symmetric, class T>
-inline T add_pair(T sum, T minus, T plus, T lower, T upper) {
-  if constexpr (Symmetric) {
-    return sum + minus * (lower + upper);
-  } else {
-    sum += minus * lower;
-    return sum + plus * upper;
-  }
-}
-
-// The coefficients as values of T (double, or a Vector with the coefficient in every
-// lane), made once per kernel call: broadcasting inside the loop would cost a load per
-// term, and loads, not arithmetic, would then set the pace.
-template <int Radius, class T>
-struct Coefficients {
-  T centre;
-  T minus[3][Radius];
-  T plus[3][Radius];
-
-  explicit Coefficients(const Stencil& stencil) {
-    centre = T{} + stencil.centre;
-    for (int axis = 0; axis < 3; ++axis)
-      for (int d = 0; d < Radius; ++d)
-        minus[axis][d] = T{} + stencil.minus[axis][d], plus[axis][d] = T{} + stencil.plus[axis][d];
-  }
-};
 
 // Both forms of the coefficients a row needs.
 template <int Radius>
