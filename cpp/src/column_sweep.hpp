@@ -173,17 +173,19 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
   const ColumnMasks whole(lanes, reach);
   const std::int64_t full_end = extent[2] / lanes * lanes;
   const ColumnMasks last(static_cast<int>(extent[2] - full_end), reach);
-  // Rows are swept in bands short enough that the lines one column's band reads (two per
-  // row: a row's 8 lanes rarely start a line) are still in L1 when the next column reads
-  // the other half of each: three quarters of the L1 for the 2r + 2 planes of a
-  // two-plane step, in bands of equal size (a 48^3 grid in one band ran at 0.76x).
-  const std::int64_t longest =
-      std::max<std::int64_t>(Radius, level1_cache_bytes() * 3 / 4 / ((2 * Radius + 2) * 2 * 64) - 2 * Radius);
+  // The grid is swept band of rows by band of rows, and within a band every x-step (all
+  // its columns) before the next: a step reads 2r + 2 planes, of which the next step reads
+  // 2r again. Bands are sized so that those planes' rows (the band and r rows beyond each
+  // side, at the grid's own row stride) fit the L1: the next step then finds them there,
+  // not in the L2. Sweeping every band of one x-step before the next (session 16) left
+  // them to the L2 once a plane outgrew the L1: 1.10-1.20x slower at 32^3-48^3, float64.
+  const std::int64_t slab_row_bytes = (2 * Radius + 2) * stride_y * static_cast<std::int64_t>(sizeof(double));
+  const std::int64_t longest = std::max<std::int64_t>(Radius, level1_cache_bytes() / slab_row_bytes - 2 * Radius);
   const std::int64_t bands = (extent[1] + longest - 1) / longest;
   const std::int64_t band = (extent[1] + bands - 1) / std::max<std::int64_t>(bands, 1);
-  auto planes = [&]<int Planes>(std::int64_t x) {
-    for (std::int64_t y = 0; y < extent[1]; y += band) {
-      const std::int64_t rows = std::min(band, extent[1] - y);
+  for (std::int64_t y = 0; y < extent[1]; y += band) {
+    const std::int64_t rows = std::min(band, extent[1] - y);
+    auto planes = [&]<int Planes>(std::int64_t x) {
       const double* first = centre + x * stride_x + y * stride_y;
       double* target = out + x * out_stride_x + y * out_stride_y;
       for (std::int64_t k = 0; k < full_end; k += lanes)
@@ -192,11 +194,11 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       if (full_end < extent[2])
         sweep_column<Radius, PointLanes, Symmetric, Planes, true>(c, first + full_end, stride_x, stride_y, rows,
                                                                   target + full_end, out_stride_x, out_stride_y, last);
-    }
-  };
-  std::int64_t x = 0;
-  for (; x + 2 <= extent[0]; x += 2) planes.template operator()<2>(x);
-  if (x < extent[0]) planes.template operator()<1>(x);
+    };
+    std::int64_t x = 0;
+    for (; x + 2 <= extent[0]; x += 2) planes.template operator()<2>(x);
+    if (x < extent[0]) planes.template operator()<1>(x);
+  }
 }
 
 }  // namespace column_sweep
