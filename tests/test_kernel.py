@@ -158,18 +158,22 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
     lanes), and regions that start and end at every lane modulo 8."""
     stencil = make_stencil(radius, symmetric)
     for nz in [*range(1, 18), 40, 47]:
-        shape = (5, 75, nz)
+        shape = (6, 75, nz)
         padded = random_padded(shape, radius, dtype, seed=radius * 100 + nz)
         whole = apply_padded(stencil, padded)
         np.testing.assert_array_equal(whole, hf.reference.apply_padded(stencil, padded), err_msg=f"{shape}")
-        begin = (1, 3, nz // 3)
-        extent = (3, 70, nz - nz // 3 - (nz > 2))
-        out = np.full(shape, np.nan, dtype=dtype)
-        apply_padded(stencil, padded, out, region=(begin, extent))
-        inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
-        np.testing.assert_array_equal(out[inside], whole[inside], err_msg=f"{shape} region {begin} + {extent}")
-        out[inside] = np.nan
-        assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+        # From memory the columns prefetch the next x-step's planes (every two-plane step
+        # but the last); the values must not change.
+        np.testing.assert_array_equal(apply_padded(stencil, padded, from_memory=True), whole, err_msg=f"{shape}")
+        for from_memory in (False, True):
+            begin = (1, 3, nz // 3)
+            extent = (5 - from_memory, 70, nz - nz // 3 - (nz > 2))
+            out = np.full(shape, np.nan, dtype=dtype)
+            apply_padded(stencil, padded, out, region=(begin, extent), from_memory=from_memory)
+            inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
+            np.testing.assert_array_equal(out[inside], whole[inside], err_msg=f"{shape} region {begin} + {extent}")
+            out[inside] = np.nan
+            assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
 
 
 @pytest.mark.parametrize(
@@ -190,6 +194,8 @@ def test_region_outside_the_box_is_refused(region, match):
         apply_padded(stencil, padded, np.zeros((11, 6, 23)), region=region)
     with pytest.raises(ValueError, match="threads 0 must be at least 1"):
         apply_padded(stencil, padded, threads=0)
+    with pytest.raises(TypeError, match="from_memory must be a bool or None, got 'yes'"):
+        apply_padded(stencil, padded, from_memory="yes")
 
 
 @pytest.mark.parametrize(

@@ -249,15 +249,17 @@ NB_MODULE(_core, m) {
   m.def(
       "apply_kernel",
       [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, bool out_writable,
-         const std::optional<std::pair<hybridfd::Index3, hybridfd::Index3>>& region, int threads) {
+         const std::optional<std::pair<hybridfd::Index3, hybridfd::Index3>>& region, int threads,
+         std::optional<bool> from_memory) {
         std::array<std::string, 2> names;
         const auto [padded_view, out_view] = views(padded, out, out_writable, names);
         std::optional<hybridfd::Region> box_region;
         if (region) box_region = hybridfd::Region{region->first, region->second};
         nb::gil_scoped_release release;
-        hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view, box_region, threads);
+        hybridfd::apply_stencil_to_padded(stencil, padded_view, out_view, box_region, threads, from_memory);
       },
-      "stencil"_a, "padded"_a, "output"_a, "output_writable"_a, "region"_a = nb::none(), "threads"_a = 1);
+      "stencil"_a, "padded"_a, "output"_a, "output_writable"_a, "region"_a = nb::none(), "threads"_a = 1,
+      "from_memory"_a = nb::none());
   m.def(
       "kernel_seconds",
       [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, double seconds) {

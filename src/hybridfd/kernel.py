@@ -36,12 +36,16 @@ def apply_padded(
     *,
     region: Region | None = None,
     threads: int = 1,
+    from_memory: bool | None = None,
 ) -> np.ndarray:
     """``padded`` is (nx+2r, ny+2r, nz+2r); returns ``out`` of shape (nx, ny, nz).
 
     ``region=((x0, y0, z0), (ex, ey, ez))`` computes only those points (box coordinates)
     and leaves the rest of ``out`` as it was; ``threads`` splits the region by x-slabs.
-    Each point's value does not depend on either.
+    ``from_memory`` says where the grid comes from: True for one of many grids applied in
+    turn (the kernel prefetches), False for a grid applied again and again in cache (it
+    does not); None (the default) counts a grid larger than the core's L2 as from memory.
+    Each point's value depends on none of them.
     """
     # What the core could not even be given; it checks the values itself.
     if not isinstance(stencil, Stencil):
@@ -50,6 +54,8 @@ def apply_padded(
         raise TypeError(f"padded must be a numpy.ndarray, got {type(padded).__name__}")
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not -(2**31) <= threads < 2**31:
         raise TypeError(f"threads must be an int (of C int range), got {threads!r}")
+    if from_memory is not None and not isinstance(from_memory, bool):
+        raise TypeError(f"from_memory must be a bool or None, got {from_memory!r}")
     if region is not None:
         region = _region(region)
     if out is None:
@@ -57,5 +63,5 @@ def apply_padded(
         out = np.empty(tuple(max(n - 2 * r, 0) for n in padded.shape), dtype=padded.dtype)
     elif not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray or None, got {type(out).__name__}")
-    _core.apply_kernel(stencil._core, padded, out, out.flags.writeable, region, threads)
+    _core.apply_kernel(stencil._core, padded, out, out.flags.writeable, region, threads, from_memory)
     return out

@@ -47,7 +47,7 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
                    double* out, bool prefetch = true);
 
 // The same for a grid held padded with r ghost layers per side, as `plan` describes
-// (padded_input), prefetching when the grid is larger than a 1 MiB L2.
+// (padded_input), prefetching when the grid is larger than the core's L2 (1 MiB here).
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
 
@@ -62,10 +62,14 @@ void set_compute_stand_in(ComputeStandIn stand_in);
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
 // Computes `region` (box coordinates; default the whole box) and leaves the rest of `out`
-// untouched, split over `threads` threads by x-slabs of the region. For benchmarks and
-// for callers with halo code of their own. Throws ValueError/TypeError naming the bad
-// value (locally: no MPI involved).
+// untouched, split over `threads` threads by x-slabs of the region. `from_memory` says
+// whether the grid comes from memory (one of many grids applied in turn) or from cache
+// (a grid applied again and again): the kernel then prefetches, or not (apply_stencil's
+// `prefetch`); by default a grid larger than the core's L2 counts as from memory and a
+// smaller one as in cache. For benchmarks and for callers with halo code of their own.
+// Throws ValueError/TypeError naming the bad value (locally: no MPI involved).
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
-                             const std::optional<Region>& region = std::nullopt, int threads = 1);
+                             const std::optional<Region>& region = std::nullopt, int threads = 1,
+                             std::optional<bool> from_memory = std::nullopt);
 
 }  // namespace hybridfd
