@@ -852,10 +852,10 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // better (session 16: columns 0.8x at 48^3).
   if constexpr (!Stream && column_sweep::serves_radius(Radius))
     if (padded && (!prefetch_ahead || padded_bytes(plan) <= level2_cache_bytes())) {
+      if (region.points() == 0) return;
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       const double* first = box.at(region.begin[0], region.begin[1]) + begin;
       double* target = out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin;
-      if (region.points() == 0) return;
       if (prefetch_ahead)
         column_sweep::sweep<Radius, Lanes, Symmetric, true>(stencil, first, box.stride_x, box.stride_y, extent, target,
                                                             out_stride_x, out_stride_y);
