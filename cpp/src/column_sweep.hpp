@@ -208,7 +208,8 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
     // With Prefetch, every step but the last two-plane one prefetches (when the next step
     // has one plane, it would prefetch a plane beyond the grid).
     std::int64_t x = 0;
-    for (; x + 4 <= extent[0]; x += 2) planes.template operator()<2, Prefetch>(x);
+    if constexpr (Prefetch)
+      for (; x + 4 <= extent[0]; x += 2) planes.template operator()<2, true>(x);
     for (; x + 2 <= extent[0]; x += 2) planes.template operator()<2, false>(x);
     if (x < extent[0]) planes.template operator()<1, false>(x);
   }
