@@ -154,7 +154,7 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
     """Grids in cache, which an AVX-512 build sweeps in columns of 8 lanes along y, two
     planes at a time, in bands of rows (column_sweep.hpp): rows of every length modulo 8
     lanes (the last column masked), an odd number of planes, more rows than one band holds
-    (bands fit 2r + 2 planes' rows in the L1: with a 48 KiB L1, 2-34 rows of 40 and 47
+    (bands fit 2r + 2 planes' rows in the L1: with a 48 KiB L1, 3-34 rows of 40 and 47
     lanes), and regions that start and end at every lane modulo 8."""
     stencil = make_stencil(radius, symmetric)
     for nz in [*range(1, 18), 40, 47]:
