@@ -184,7 +184,8 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
   // 2r again. Bands are sized so that those planes' rows (the band and r rows beyond each
   // side, at the grid's own row stride) fit the L1: the next step then finds them there,
   // not in the L2. Sweeping every band of one x-step before the next (session 16) left
-  // them to the L2 once a plane outgrew the L1: 1.10-1.20x slower at 32^3-48^3, float64.
+  // them to the L2 once a plane outgrew the L1 (float64 in cache: 1.15x at 32^3, 1.28x at
+  // 40^3 now).
   // A band's planes are runs of a few KiB each, which the core's prefetchers follow worse
   // than whole planes: from memory (many grids applied in turn) the bands cost 0.65-0.91x
   // until each step prefetched its successor's new planes (Prefetch: 1.27-1.54x from

@@ -444,8 +444,11 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 // (measured interleaved, session 7).
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
-// A padded grid's bytes (what the padded entry weighs against the L2).
-inline std::int64_t padded_bytes(const HaloPlan& plan) { return plan.padded_lanes() * std::int64_t{sizeof(double)}; }
+// The padded entry's default: a grid larger than the core's L2 comes from memory whenever
+// it is applied; a smaller one is counted as in cache (the caller may say otherwise).
+inline bool padded_grid_from_memory(const HaloPlan& plan) {
+  return plan.padded_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes();
+}
 
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
 // x-step reads first (apply_star).
@@ -851,7 +854,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // cache; from memory its rows slide (below), which the core's prefetchers follow
   // better (session 16: columns 0.8x at 48^3).
   if constexpr (!Stream && column_sweep::serves_radius(Radius))
-    if (padded && (!prefetch_ahead || padded_bytes(plan) <= level2_cache_bytes())) {
+    if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
       if (region.points() == 0) return;
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       const double* first = box.at(region.begin[0], region.begin[1]) + begin;
@@ -1084,9 +1087,7 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded) {
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out) {
-  // A grid larger than the core's L2 comes from memory whenever it is applied.
-  const bool from_memory = padded_bytes(plan) > level2_cache_bytes();
-  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, from_memory);
+  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, padded_grid_from_memory(plan));
 }
 
 }  // namespace hybridfd
@@ -1133,7 +1134,7 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
   const ThreadTeam team(threads);
   const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
   auto* output = static_cast<double*>(const_cast<void*>(out.data));
-  const bool prefetch = from_memory.value_or(padded_bytes(plan) > level2_cache_bytes());
+  const bool prefetch = from_memory.value_or(padded_grid_from_memory(plan));
   // Each thread its x-slab of the region: rows of whole planes, contiguous in memory.
   auto slab = [&](int thread) {
     Region mine = part;
