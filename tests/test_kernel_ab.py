@@ -2,7 +2,8 @@
 builds the kernel at two revisions into one harness (symbols renamed apart), runs them on
 the same arrays and reports each case's rates, their ratio and whether every output lane
 agreed. Two copies of one revision must build, run every input layout the cases name, and
-agree bit for bit."""
+agree bit for bit. Also benchmarks/streaming_limit.py, which builds its probe against the
+same core library (one build for both tests)."""
 
 from __future__ import annotations
 
@@ -22,9 +23,14 @@ CASES = [
 ]
 
 
-def test_two_builds_of_one_revision_agree_bit_for_bit(tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("kernel-ab")
+
+
+def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:
     command = [sys.executable, str(ROOT / "benchmarks" / "kernel_ab.py"), "--a", "HEAD", "--b", "HEAD"]
-    command += ["--repeats", "1", "--build-dir", str(tmp_path / "build")]
+    command += ["--repeats", "1", "--build-dir", str(build_dir)]
     for case in CASES:
         command += ["--case", case]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT)
@@ -38,3 +44,30 @@ def test_two_builds_of_one_revision_agree_bit_for_bit(tmp_path: Path) -> None:
         assert a_rate > 0 and b_rate > 0
         assert ratio == pytest.approx(b_rate / a_rate, rel=0.02), row  # one run each: the ratio of the rates
         assert cells[4] == "True", row
+
+
+def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_dir: Path) -> None:
+    """The probe's 8-lane row loop is the Laplacian in the documented order: its output
+    equals the library's bit for bit, on 4 KiB and on huge pages; every loop reports a
+    share of the same run's Copy."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "16", "--grids", "2"]
+    command += ["--rounds", "1", "--repeats", "2", "--build-dir", str(build_dir)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    rows = [line for line in completed.stdout.splitlines() if line.startswith(("| 4 KiB", "| 2 MiB"))]
+    assert len(rows) == 2, completed.stdout
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert float(cells[1]) > 0, row  # Copy's rate
+        for cell in cells[2:5]:  # one_stream, rows_8_lanes, library: the median, then each of the 2 runs
+            shares = [int(share) for share in re.findall(r"\d+", cell)]
+            assert len(shares) == 3 and all(share > 0 for share in shares), row
+        assert cells[5] == "True", row
+
+
+def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "20", "--grids", "1"]
+    command += ["--rounds", "1", "--repeats", "1", "--build-dir", str(build_dir)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
+    assert completed.returncode != 0
+    assert "--n must be a multiple of 8, at least 16, got 20" in completed.stderr + completed.stdout

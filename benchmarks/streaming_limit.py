@@ -1,0 +1,100 @@
+"""Where the kernel's from-memory rate is bound: three loops beside the library's kernel.
+
+The kernel issue asks for 85 % of STREAM Copy on grids that come from memory. This
+script builds benchmarks/streaming_limit/probe.cpp against the working tree's core
+library (as kernel_ab.py does) and runs it: STREAM Copy; a one-stream stencil (the
+kernel's arithmetic and bytes per point, every neighbour from the one stream it reads);
+the Laplacian in row order on 8-lane vectors (the same arithmetic plus the x- and
+y-neighbour rows, bit for bit the library's output); and the library's kernel, on the
+same G grids of n^3 float64 applied in turn, in interleaved rounds, with the arrays on
+4 KiB pages and on huge pages (numpy madvises its arrays from 4 MiB, so the Python
+benchmarks see the second). Each cell is the median over the probe's runs of each run's
+median round, as % of the same run's Copy (docs/benchmarks.md, session 18).
+
+    .venv/bin/python benchmarks/streaming_limit.py [--n 96] [--grids 32] [--repeats 3] [--realtime]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+from kernel_ab import FLAGS, ROOT, core_library, run
+
+PROBE = Path(__file__).resolve().parent / "streaming_limit" / "probe.cpp"
+LOOPS = ("copy", "one_stream", "rows_8_lanes", "library")
+
+
+def build(build_dir: Path) -> Path:
+    library = core_library(build_dir)
+    executable = build_dir / "streaming_limit"
+    run(
+        [
+            "c++",
+            *FLAGS,
+            "-Wall",
+            "-Wextra",
+            f"-I{ROOT / 'cpp' / 'include'}",
+            f"-I{ROOT / '.venv' / 'include'}",
+            str(PROBE),
+            str(library),
+            f"-L{ROOT / '.venv' / 'lib'}",
+            f"-Wl,-rpath,{ROOT / '.venv' / 'lib'}",
+            "-lmpi",
+            "-fopenmp",
+            "-o",
+            str(executable),
+        ]
+    )
+    return executable
+
+
+def share(results: list[dict], loop: str) -> str:
+    """A loop's rate as % of Copy in the same probe run: the median, then each run's."""
+    ratios = [result[loop] / result["copy"] for result in results]
+    spread = ", ".join(f"{100 * ratio:.0f}" for ratio in ratios)
+    return f"**{100 * statistics.median(ratios):.0f} %** ({spread})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=96, help="grid edge, a multiple of 8 (default 96)")
+    parser.add_argument("--grids", type=int, default=32, help="grids applied in turn (default 32)")
+    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per probe run (default 5)")
+    parser.add_argument("--repeats", type=int, default=3, help="probe runs per setting; the median is reported")
+    parser.add_argument("--realtime", action="store_true", help="run the probe under SCHED_FIFO (chrt -f 50)")
+    parser.add_argument("--build-dir", type=Path, default=ROOT / "build" / "kernel-ab")
+    args = parser.parse_args(argv)
+    executable = build(args.build_dir)
+    prefix = ["chrt", "-f", "50"] if args.realtime else []
+    print(f"{args.grids} x {args.n}^3 float64, median of {args.repeats} probe runs, % of the same run's Copy")
+    print("| pages | Copy Mpoints/s | one_stream | rows_8_lanes | library | rows_8_lanes == library |")
+    print("|---|---:|---:|---:|---:|---|")
+    failed = False
+    for huge_pages in (False, True):
+        command = [*prefix, str(executable), "--n", str(args.n), "--grids", str(args.grids)]
+        command += ["--rounds", str(args.rounds)] + (["--huge-pages"] if huge_pages else [])
+        results = []
+        for _ in range(args.repeats):
+            completed = subprocess.run(command, text=True, capture_output=True)
+            if completed.returncode not in (0, 1) or not completed.stdout.strip():
+                raise SystemExit(f"probe failed: {completed.stderr.strip()}")
+            results.append(json.loads(completed.stdout))
+        identical = all(result["bit_identical"] for result in results)
+        failed = failed or not identical
+
+        copy = statistics.median(result["copy"] for result in results)
+        print(
+            f"| {'2 MiB (madvise)' if huge_pages else '4 KiB'} | {copy:.0f} | {share(results, 'one_stream')} "
+            f"| {share(results, 'rows_8_lanes')} | {share(results, 'library')} | {identical} |",
+            flush=True,
+        )
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,227 @@
+// Where the kernel's from-memory rate is bound (the kernel issue's 85 % of STREAM Copy),
+// measured by three loops beside the library's kernel on the same bytes, in interleaved
+// rounds (benchmarks/streaming_limit.py builds and runs this file; docs/benchmarks.md,
+// session 18):
+//
+// - copy: STREAM Copy (the library's stream_copy), the reference;
+// - one_stream: a 13-point symmetric stencil whose neighbours all come from the one
+//   stream it reads (lanes +-1, +-2 by valignq, +-8 .. +-32 held in registers): the
+//   kernel's arithmetic per point (7 multiplies, 12 adds, 4 lane shifts on 8-lane
+//   vectors) and its bytes (one read, one streamed write), without its neighbour rows;
+// - rows_8_lanes: the Laplacian on the padded grids in row order with 8-lane vectors:
+//   the same arithmetic plus the x-neighbour rows (four planes, in the L2) and the
+//   y-neighbour rows (in the L1), each plane prefetched a plane ahead, the output
+//   streamed as the library streams it; checked bit for bit against the library's;
+// - library: hybridfd::apply_stencil on the padded grids, as apply_padded calls it.
+//
+// float64, radius 2. Prints one JSON line: each loop's median rate over the rounds.
+#include <immintrin.h>
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "hybridfd/kernel.hpp"
+#include "hybridfd/peak.hpp"
+
+#if !defined(__AVX512F__)
+#error "the probe's loops are written for AVX-512 (build on a CPU with it, -march=native)"
+#endif
+
+using namespace hybridfd;
+
+namespace {
+
+using Vector = __m512d;
+constexpr int lanes = 8;
+
+struct Options {
+  std::int64_t n = 96;
+  int grids = 32, rounds = 7;
+  bool huge_pages = false;
+};
+
+[[noreturn]] void usage(const std::string& problem) {
+  std::fprintf(stderr, "%s\nusage: probe [--n N (a multiple of 8)] [--grids G] [--rounds K] [--huge-pages]\n",
+               problem.c_str());
+  std::exit(2);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view flag = argv[i];
+    auto value = [&]() -> long {
+      if (i + 1 >= argc) usage("missing value after " + std::string(flag));
+      return std::atol(argv[++i]);
+    };
+    if (flag == "--n")
+      o.n = value();
+    else if (flag == "--grids")
+      o.grids = static_cast<int>(value());
+    else if (flag == "--rounds")
+      o.rounds = static_cast<int>(value());
+    else if (flag == "--huge-pages")
+      o.huge_pages = true;
+    else
+      usage("unknown option " + std::string(flag));
+  }
+  if (o.n < 16 || o.n % lanes != 0) usage("--n must be a multiple of 8, at least 16, got " + std::to_string(o.n));
+  if (o.grids < 1 || o.rounds < 1) usage("--grids and --rounds must be positive");
+  return o;
+}
+
+// 64-byte aligned lanes, in whole 2 MiB pages; with huge_pages madvised as numpy does
+// for arrays from 4 MiB (the Python benchmarks' arrays get huge pages this way).
+double* allocate(std::int64_t count, bool huge_pages) {
+  constexpr std::int64_t page = std::int64_t{2} << 20;
+  const std::int64_t bytes = (count * 8 + page - 1) / page * page;
+  auto* data = static_cast<double*>(std::aligned_alloc(page, static_cast<std::size_t>(bytes)));
+  if (data == nullptr) usage("out of memory");
+  if (huge_pages) madvise(data, static_cast<std::size_t>(bytes), MADV_HUGEPAGE);
+  return data;
+}
+
+template <int Shift>
+[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
+  return _mm512_castsi512_pd(
+      _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
+}
+
+struct Weights {
+  Vector centre, near, far;  // the Laplacian's coefficients: centre, distance 1, distance 2
+  explicit Weights(const Stencil& s)
+      : centre(_mm512_set1_pd(s.centre)), near(_mm512_set1_pd(s.minus[0][0])), far(_mm512_set1_pd(s.minus[0][1])) {}
+};
+
+// The one-stream stencil over `count` lanes (from lane 32 to count - 40: the window's
+// reach): window[j] holds the vector at lane i + 8 (j - 4).
+void one_stream(const Weights& shared, const double* source, double* target, std::int64_t count) {
+  const Weights w = shared;
+  Vector window[9];
+  for (int j = 0; j < 8; ++j) window[j] = _mm512_load_pd(source + j * lanes);
+  for (std::int64_t i = 4 * lanes; i + 5 * lanes <= count; i += lanes) {
+    window[8] = _mm512_load_pd(source + i + 4 * lanes);
+    Vector sum = w.centre * window[4];
+    sum = sum + w.near * (window[3] + window[5]);
+    sum = sum + w.far * (window[2] + window[6]);
+    sum = sum + w.near * (window[1] + window[7]);
+    sum = sum + w.far * (window[0] + window[8]);
+    sum = sum + w.near * (align<7>(window[4], window[3]) + align<1>(window[5], window[4]));
+    sum = sum + w.far * (align<6>(window[4], window[3]) + align<2>(window[5], window[4]));
+    _mm512_stream_pd(target + i, sum);
+    for (int j = 0; j < 8; ++j) window[j] = window[j + 1];
+  }
+}
+
+// The Laplacian on one padded grid (n + 4)^3 into its n^3 output, row by row, 8 lanes at
+// a time, in the documented order (centre, x pairs, y pairs, z pairs; c * (lower + upper)).
+void rows_8_lanes(const Weights& shared, const double* padded, double* out, std::int64_t n) {
+  const Weights w = shared;  // in registers: through the reference, reloaded after every store
+  const std::int64_t row = n + 4, plane = row * row;
+  const std::int64_t plane_lines = plane * 8 / 64, vectors = n * n / lanes;
+  for (std::int64_t x = 0; x < n; ++x) {
+    // The plane this step reads first from memory is x + 4 (padded); the next one is
+    // prefetched, every line, spread evenly over the step's vectors (in bursts, a row's
+    // share at once, the loop ran 0.6-0.7x as fast).
+    const char* ahead = reinterpret_cast<const char*>(padded + (x + 5) * plane);
+    const std::int64_t ahead_lines = x + 5 < n + 4 ? plane_lines : 0;
+    std::int64_t prefetched = 0, vector = 0;
+    for (std::int64_t y = 0; y < n; ++y) {
+      const double* centre = padded + (x + 2) * plane + (y + 2) * row + 2;
+      double* target = out + (x * n + y) * n;
+      Vector below = _mm512_loadu_pd(centre - lanes), here = _mm512_loadu_pd(centre);
+      for (std::int64_t k = 0; k < n; k += lanes, ++vector) {
+        for (const std::int64_t due = ahead_lines * (vector + 1) / vectors; prefetched < due; ++prefetched)
+          __builtin_prefetch(ahead + prefetched * 64, 0, 3);
+        const double* at = centre + k;
+        const Vector above = _mm512_loadu_pd(at + lanes);
+        Vector sum = w.centre * here;
+        sum = sum + w.near * (_mm512_loadu_pd(at - plane) + _mm512_loadu_pd(at + plane));
+        sum = sum + w.far * (_mm512_loadu_pd(at - 2 * plane) + _mm512_loadu_pd(at + 2 * plane));
+        sum = sum + w.near * (_mm512_loadu_pd(at - row) + _mm512_loadu_pd(at + row));
+        sum = sum + w.far * (_mm512_loadu_pd(at - 2 * row) + _mm512_loadu_pd(at + 2 * row));
+        sum = sum + w.near * (align<7>(here, below) + align<1>(above, here));
+        sum = sum + w.far * (align<6>(here, below) + align<2>(above, here));
+        _mm512_stream_pd(target + k, sum);
+        below = here, here = above;
+      }
+    }
+  }
+}
+
+double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Options o = parse(argc, argv);
+  const std::int64_t n = o.n, padded_lanes = (n + 4) * (n + 4) * (n + 4), points = n * n * n;
+  const std::int64_t all_points = points * o.grids;
+  const Stencil stencil = Stencil::laplace(2, {1.0, 1.0, 1.0});
+  const Weights weights(stencil);
+  const HaloPlan plan({n, n, n}, 2, 1);
+  const Region whole{{0, 0, 0}, {n, n, n}};
+  double* source = allocate(all_points, o.huge_pages);
+  double* target = allocate(all_points, o.huge_pages);
+  std::vector<double*> padded, library_out, rows_out;
+  for (int g = 0; g < o.grids; ++g) {
+    padded.push_back(allocate(padded_lanes, o.huge_pages));
+    library_out.push_back(allocate(points, o.huge_pages));
+    rows_out.push_back(allocate(points, o.huge_pages));
+    for (std::int64_t i = 0; i < padded_lanes; ++i) padded[g][i] = static_cast<double>((i * 7919 + g) % 1013) / 1013;
+    std::memset(library_out[g], 0, static_cast<std::size_t>(points) * 8);
+    std::memset(rows_out[g], 0, static_cast<std::size_t>(points) * 8);
+  }
+  for (std::int64_t i = 0; i < all_points; ++i) source[i] = static_cast<double>(i % 1013), target[i] = 0.0;
+
+  auto library = [&] {
+    for (int g = 0; g < o.grids; ++g) apply_stencil(stencil, plan, padded[g], whole, library_out[g]);
+  };
+  auto rows = [&] {
+    for (int g = 0; g < o.grids; ++g) rows_8_lanes(weights, padded[g], rows_out[g], n);
+    _mm_sfence();
+  };
+  auto stream = [&] {
+    one_stream(weights, source, target, all_points);
+    _mm_sfence();
+  };
+  auto copy = [&] { stream_copy(source, target, all_points); };
+  struct Loop {
+    const char* name;
+    std::function<void()> run;
+    std::vector<double> seconds;
+  };
+  std::vector<Loop> loops;
+  loops.push_back({"copy", copy, {}});
+  loops.push_back({"one_stream", stream, {}});
+  loops.push_back({"rows_8_lanes", rows, {}});
+  loops.push_back({"library", library, {}});
+  for (auto& loop : loops) loop.run();  // first touch of every page
+  for (int round = 0; round < o.rounds; ++round)
+    for (auto& loop : loops) {
+      const double start = now();
+      loop.run();
+      loop.seconds.push_back(now() - start);
+    }
+  bool identical = true;
+  for (int g = 0; g < o.grids; ++g)
+    identical = identical && std::memcmp(library_out[g], rows_out[g], static_cast<std::size_t>(points) * 8) == 0;
+  std::printf("{\"n\": %ld, \"grids\": %d, \"huge_pages\": %s, \"bit_identical\": %s", static_cast<long>(n), o.grids,
+              o.huge_pages ? "true" : "false", identical ? "true" : "false");
+  for (auto& loop : loops) {
+    std::sort(loop.seconds.begin(), loop.seconds.end());
+    const double median = loop.seconds[loop.seconds.size() / 2];
+    std::printf(", \"%s\": %.1f", loop.name, static_cast<double>(all_points) / median / 1e6);
+  }
+  std::printf("}\n");
+  return identical ? 0 : 1;
+}
