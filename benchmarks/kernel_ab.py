@@ -60,6 +60,15 @@ def run(command: list[str]) -> subprocess.CompletedProcess:
     return completed
 
 
+def run_json(command: list[str], what: str) -> dict:
+    """The one JSON line a harness prints; exit status 1 (outputs disagree) is a result,
+    anything else a failure named by ``what``."""
+    completed = subprocess.run(command, text=True, capture_output=True)
+    if completed.returncode not in (0, 1) or not completed.stdout.strip():
+        raise SystemExit(f"{what} failed: {completed.stderr.strip()}")
+    return json.loads(completed.stdout)
+
+
 def source_tree(revision: str | None, into: Path) -> Path:
     """cpp/ of ``revision`` (None: the working tree) under ``into``."""
     if revision is None:
@@ -192,12 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     print("|---|---:|---:|---|---|")
     failed = False
     for case in args.case or DEFAULT_CASES:
-        results = []
-        for _ in range(args.repeats):
-            completed = subprocess.run([*prefix, str(executable), *shlex.split(case)], text=True, capture_output=True)
-            if completed.returncode not in (0, 1) or not completed.stdout.strip():
-                raise SystemExit(f"harness failed on {case!r}: {completed.stderr.strip()}")
-            results.append(json.loads(completed.stdout))
+        command = [*prefix, str(executable), *shlex.split(case)]
+        results = [run_json(command, f"harness on {case!r}") for _ in range(args.repeats)]
         identical = all(r["bit_identical"] for r in results)
         failed = failed or not identical
         ratios = ", ".join(f"{r['b_over_a']:.3f}" for r in results)

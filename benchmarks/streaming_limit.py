@@ -17,13 +17,11 @@ median round, as % of the same run's Copy (docs/benchmarks.md, session 18).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
-from kernel_ab import FLAGS, ROOT, core_library, run
+from kernel_ab import FLAGS, ROOT, core_library, run, run_json
 
 PROBE = Path(__file__).resolve().parent / "streaming_limit" / "probe.cpp"
 LOOPS = ("copy", "one_stream", "rows_8_lanes", "library")
@@ -78,15 +76,9 @@ def main(argv: list[str] | None = None) -> int:
     for huge_pages in (False, True):
         command = [*prefix, str(executable), "--n", str(args.n), "--grids", str(args.grids)]
         command += ["--rounds", str(args.rounds)] + (["--huge-pages"] if huge_pages else [])
-        results = []
-        for _ in range(args.repeats):
-            completed = subprocess.run(command, text=True, capture_output=True)
-            if completed.returncode not in (0, 1) or not completed.stdout.strip():
-                raise SystemExit(f"probe failed: {completed.stderr.strip()}")
-            results.append(json.loads(completed.stdout))
+        results = [run_json(command, "probe") for _ in range(args.repeats)]
         identical = all(result["bit_identical"] for result in results)
         failed = failed or not identical
-
         copy = statistics.median(result["copy"] for result in results)
         print(
             f"| {'2 MiB (madvise)' if huge_pages else '4 KiB'} | {copy:.0f} | {share(results, 'one_stream')} "

@@ -97,7 +97,9 @@ template <int Shift>
 }
 
 struct Weights {
-  Vector centre, near, far;  // the Laplacian's coefficients: centre, distance 1, distance 2
+  // The Laplacian's coefficients at unit spacing, the same on every axis: centre,
+  // distance 1, distance 2.
+  Vector centre, near, far;
   explicit Weights(const Stencil& s)
       : centre(_mm512_set1_pd(s.centre)), near(_mm512_set1_pd(s.minus[0][0])), far(_mm512_set1_pd(s.minus[0][1])) {}
 };
