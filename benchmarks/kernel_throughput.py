@@ -12,7 +12,11 @@ kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 t
 is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it).
 The kernel's GFLOP/s (for the Laplacian, a symmetric stencil: 9r + 1 flops per float64
 lane) is set beside the core's arithmetic peak for separate multiplies and adds,
-measured by a small C++ loop in the same run. Writes results/kernel_throughput.json and docs/img/kernel_throughput.png.
+measured by a small C++ loop in the same run. Then the size curve: one n^3 grid
+(16^3..256^3) applied again and again, the kernel on one and two threads beside STREAM
+Copy of the same bytes, each timed in C++ (see size_curve). Writes
+results/kernel_throughput.json, docs/img/kernel_throughput.png and
+docs/img/kernel_size_curve.png.
 """
 
 from __future__ import annotations
@@ -47,13 +51,15 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     source = rng.standard_normal(out.shape).astype(dtype)
     target = np.empty_like(source)
 
+    # Each grid is one of many applied in turn, or larger than the caches: from memory,
+    # whatever the padded entry's default would guess for a grid this size.
     def kernel() -> None:
         for g in range(grids):
-            apply_padded(stencil, padded[g], out[g])
+            apply_padded(stencil, padded[g], out[g], from_memory=True)
 
     def kernel_two_threads() -> None:
         for g in range(grids):
-            apply_padded(stencil, padded[g], out[g], threads=2)
+            apply_padded(stencil, padded[g], out[g], threads=2, from_memory=True)
 
     source_lanes, target_lanes = source.reshape(-1).view(np.float64), target.reshape(-1).view(np.float64)
 
@@ -97,7 +103,8 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     }
 
 
-SIZE_CURVE = (16, 24, 32, 48, 64, 96, 128, 192)
+SIZE_CURVE = (16, 24, 32, 48, 64, 96, 128, 192, 256)
+CURVE_ROUNDS = 3
 
 
 def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
@@ -108,11 +115,19 @@ def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
 
 
 def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
-    """The kernel on one n^3 grid for each n, timed in C++ (fastest of ten windows,
-    ``hybridfd._core.kernel_seconds``): sub-grids of 16^3..48^3 are what a rank holds in a
-    strong-scaling run, and live in cache, where arithmetic, not memory, sets the pace."""
+    """One n^3 grid applied again and again, for each n: the kernel on one thread and on
+    two, and STREAM Copy of the same bytes (an array of the output's size), each timed
+    in C++ (``hybridfd._core.kernel_seconds`` / ``copy_seconds``: fastest of ten windows,
+    so a 16^3 grid's microseconds are not drowned by a call from Python), in
+    ``CURVE_ROUNDS`` interleaved rounds, medians. Sub-grids of 16^3..48^3 are what a rank
+    holds in a strong-scaling run. The kernel is told where the grid lives
+    (``from_memory``): in cache while the grid and its output fit one core's share of the
+    last-level cache, which a grid applied again and again then stays in; beyond that,
+    from memory. (The padded entry's default, which cannot know, draws the line at the
+    L2: docs/design.md, "Prefetch, when the grid comes from memory".)"""
     stencil = hf.Stencil.laplace(2, 0.2)
     r = stencil.radius
+    _, _, last_level_share = hf._core.cache_sizes()
     rng = np.random.default_rng(1)
     rows = []
     for dtype in ("float64", "complex128"):
@@ -122,16 +137,32 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
                 padded = padded + 1j * rng.standard_normal(padded.shape)
             padded = np.ascontiguousarray(padded, dtype=dtype)
             out = np.empty((n, n, n), dtype=dtype)
-            per_apply = hf._core.kernel_seconds(stencil._core, padded, out, seconds)
+            source = rng.standard_normal(out.size * out.itemsize // 8)
+            target = np.empty_like(source)
+            in_cache = padded.nbytes + out.nbytes <= last_level_share
+            timings: dict[str, list[float]] = {"copy": [], "kernel": [], "kernel_2_threads": []}
+            for _ in range(CURVE_ROUNDS):
+                timings["copy"].append(hf._core.copy_seconds(source, target, seconds))
+                for threads, name in ((1, "kernel"), (2, "kernel_2_threads")):
+                    timings[name].append(
+                        hf._core.kernel_seconds(stencil._core, padded, out, seconds, threads, not in_cache)
+                    )
             np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
+            median = {name: float(np.median(values)) for name, values in timings.items()}
+            moved = 2 * out.nbytes
             rows.append(
                 {
                     "n": n,
                     "dtype": dtype,
-                    "seconds": per_apply,
-                    "mpoints_per_s": n**3 / per_apply / 1e6,
-                    "gflops": n**3 * flops_per_point(stencil, dtype) / per_apply / 1e9,
+                    "seconds": median["kernel"],
+                    "median_seconds": median,
+                    "mpoints_per_s": n**3 / median["kernel"] / 1e6,
+                    "gflops": n**3 * flops_per_point(stencil, dtype) / median["kernel"] / 1e9,
+                    "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
+                    "kernel_fraction_of_copy": median["copy"] / median["kernel"],
+                    "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
                     "bytes_in_caches": padded.nbytes + out.nbytes,
+                    "in_cache": in_cache,
                 }
             )
     return rows
@@ -177,21 +208,60 @@ def plot_size_curve(curve: list[dict], multiply_add_peak: float, fma_peak: float
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for dtype in ("float64", "complex128"):
+    level1, level2, last_level_share = hf._core.cache_sizes()
+    fig, (moved, arithmetic) = plt.subplots(1, 2, figsize=(12, 4.5))
+    styles = {"float64": "-", "complex128": "--"}
+    for dtype, style in styles.items():
         rows = [row for row in curve if row["dtype"] == dtype]
-        ax.plot([row["n"] for row in rows], [row["gflops"] for row in rows], "o-", label=f"kernel, {dtype}")
-    ax.axhline(fma_peak, color="grey", ls="--", lw=0.8, label=f"FMA peak {fma_peak:.1f}")
-    ax.axhline(multiply_add_peak, color="grey", ls=":", lw=0.8, label=f"multiply+add peak {multiply_add_peak:.1f}")
-    ax.axhline(fma_peak / 2, color="red", ls="-.", lw=0.8, label="50 % of FMA peak")
-    ax.set_xscale("log", base=2)
-    ax.set_xticks([row["n"] for row in curve if row["dtype"] == "float64"])
-    ax.set_xticklabels([str(row["n"]) for row in curve if row["dtype"] == "float64"])
-    ax.set_xlabel("grid edge n (one n^3 grid)")
-    ax.set_ylabel("GFLOP/s (one core)")
-    ax.set_ylim(bottom=0)
-    ax.set_title("13-point stencil: arithmetic rate by grid size")
-    ax.legend(fontsize=8)
+        n = [row["n"] for row in rows]
+        for name, label, colour in (
+            ("copy", "STREAM Copy", "grey"),
+            ("kernel", "kernel, 1 thread", "tab:blue"),
+            ("kernel_2_threads", "kernel, 2 threads", "tab:orange"),
+        ):
+            moved.plot(
+                n,
+                [row["gb_per_s"][name] for row in rows],
+                style,
+                marker="o",
+                ms=3,
+                color=colour,
+                label=f"{label}, {dtype}",
+            )
+        arithmetic.plot(
+            n, [row["gflops"] for row in rows], style, marker="o", color="tab:blue", label=f"kernel, 1 thread, {dtype}"
+        )
+    # Where the float64 grid and its output outgrow each cache (complex128: one step sooner).
+    float64_rows = [row for row in curve if row["dtype"] == "float64"]
+    for bytes_, name in ((level2, "L2"), (last_level_share, "L3 share")):
+        beyond = [row["n"] for row in float64_rows if row["bytes_in_caches"] > bytes_]
+        if beyond:
+            for ax in (moved, arithmetic):
+                ax.axvline(beyond[0], color="black", lw=0.6, ls=":")
+            moved.annotate(
+                f"float64 grid + output\n> {name} ({bytes_ / 2**20:g} MiB)",
+                (beyond[0], 0),
+                xytext=(3, 5),
+                textcoords="offset points",
+                fontsize=7,
+            )
+    arithmetic.axhline(fma_peak, color="grey", ls="--", lw=0.8, label=f"FMA peak {fma_peak:.1f}")
+    arithmetic.axhline(
+        multiply_add_peak, color="grey", ls=":", lw=0.8, label=f"multiply+add peak {multiply_add_peak:.1f}"
+    )
+    arithmetic.axhline(fma_peak / 2, color="red", ls="-.", lw=0.8, label="50 % of FMA peak")
+    for ax, ylabel, title in (
+        (moved, "GB/s (grid read + result written)", "bytes moved, kernel vs Copy of the same bytes"),
+        (arithmetic, "GFLOP/s (one core)", "arithmetic rate vs the core's peak"),
+    ):
+        ax.set_xscale("log", base=2)
+        ax.set_xticks([row["n"] for row in float64_rows], [str(row["n"]) for row in float64_rows])
+        ax.set_xlabel("grid edge n (one n^3 grid applied again and again)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=10)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"13-point stencil by grid size (L1 {level1 >> 10} KiB, L2 {level2 >> 20} MiB per core; medians)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
@@ -209,7 +279,7 @@ def main() -> int:
         for shape, grids in cases
         for dtype in ("float64", "complex128")
     ]
-    curve = size_curve(SIZE_CURVE, 0.05 if args.quick else 0.3)
+    curve = size_curve(SIZE_CURVE[:5] if args.quick else SIZE_CURVE, 0.05 if args.quick else 0.3)
     peaks.append(hf._core.measure_arithmetic_peak(0.3))
     multiply_add_peak = float(np.median([p[0] for p in peaks]))
     fma_peak = float(np.median([p[1] for p in peaks]))
@@ -234,14 +304,22 @@ def main() -> int:
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
             f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | {row['two_threads_speedup']:.2f}x |"
         )
-    print("\nSize curve: one n^3 grid, timed in C++ (fastest of ten windows)\n")
-    print("| n | dtype | padded input + output | Mpoints/s | GFLOP/s | % of FMA peak | % of mul+add peak |")
-    print("|---:|---|---:|---:|---:|---:|---:|")
+    print(
+        f"\nSize curve: one n^3 grid applied again and again, timed in C++ (fastest of ten windows), "
+        f"median of {CURVE_ROUNDS} interleaved rounds\n"
+    )
+    print(
+        "| n | dtype | padded input + output | path | Copy GB/s | kernel GB/s | kernel % of Copy | Mpoints/s "
+        "| GFLOP/s | % of FMA peak | 2 threads / 1 thread |"
+    )
+    print("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for row in curve:
+        g = row["gb_per_s"]
         print(
-            f"| {row['n']} | {row['dtype']} | {row['bytes_in_caches'] / 2**10:.0f} KiB | {row['mpoints_per_s']:.0f} | "
-            f"{row['gflops']:.1f} | {100 * row['gflops'] / fma_peak:.0f} % | "
-            f"{100 * row['gflops'] / multiply_add_peak:.0f} % |"
+            f"| {row['n']} | {row['dtype']} | {row['bytes_in_caches'] / 2**10:.0f} KiB | "
+            f"{'in cache' if row['in_cache'] else 'from memory'} | {g['copy']:.1f} | {g['kernel']:.1f} | "
+            f"{100 * row['kernel_fraction_of_copy']:.0f} % | {row['mpoints_per_s']:.0f} | {row['gflops']:.1f} | "
+            f"{100 * row['gflops'] / fma_peak:.0f} % | {row['two_threads_speedup']:.2f}x |"
         )
     results = ROOT / "results"
     results.mkdir(exist_ok=True)

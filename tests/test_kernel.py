@@ -5,6 +5,9 @@ enough for the L2 and larger ones, whose output is streamed."""
 from __future__ import annotations
 
 import os
+import re
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -60,6 +63,73 @@ def test_arithmetic_peak_is_measured():
     assert multiply_add > 0.1 and fused > 0.1  # GFLOP/s; a real core does far more
 
 
+def last_level_share_from_sysfs() -> int:
+    """cpu0's deepest data or unified cache, over the CPUs that share it, read here
+    independently of the core's reader; 2 MiB where Linux does not tell."""
+    share, deepest = 2 << 20, 0
+    caches = Path("/sys/devices/system/cpu/cpu0/cache")
+    for index in sorted(caches.glob("index*"), key=lambda path: int(path.name[5:])):
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            size = (index / "size").read_text().strip()
+            shared = (index / "shared_cpu_list").read_text().strip()
+        except OSError:
+            continue
+        if kind == "Instruction" or level <= deepest or not size.endswith("K"):
+            continue
+        cpus = 0
+        for part in shared.split(","):
+            first, _, last = part.partition("-")
+            cpus += int(last or first) - int(first) + 1
+        deepest, share = level, int(size[:-1]) * 1024 // cpus
+    return share
+
+
+def test_cache_sizes_are_the_systems():
+    """L1 and L2 as glibc reads them from the CPU (getconf), else the documented
+    fallbacks; the last level's share as sysfs says."""
+    level1, level2, share = hf._core.cache_sizes()
+    assert share == last_level_share_from_sysfs()
+    for value, name, fallback in ((level1, "LEVEL1_DCACHE_SIZE", 32 << 10), (level2, "LEVEL2_CACHE_SIZE", 1 << 20)):
+        answer = subprocess.run(["getconf", name], capture_output=True, text=True, check=False).stdout.strip()
+        system = int(answer) if answer.isdigit() else 0
+        assert value == (system if system > 0 else fallback), name
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("from_memory", [None, False, True])
+def test_timed_kernel_and_copy_compute_what_they_time(dtype, threads, from_memory):
+    """The C++-timed loops of the benchmarks leave the kernel's output bit for bit the
+    reference (every slab, either path) and the copy's target equal to its source."""
+    stencil = make_stencil(2, symmetric=True)
+    padded = random_padded((11, 9, 13), 2, dtype, seed=threads)
+    out = np.zeros((11, 9, 13), dtype=dtype)
+    seconds = hf._core.kernel_seconds(stencil._core, padded, out, 0.001, threads, from_memory)
+    assert 0 < seconds < 1
+    np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
+    source = padded.reshape(-1).view(np.float64)
+    target = np.zeros_like(source)
+    assert 0 < hf._core.copy_seconds(source, target, 0.001) < 1
+    np.testing.assert_array_equal(target, source)
+
+
+@pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), 1e9])
+def test_timed_loops_name_a_bad_duration(seconds):
+    stencil = make_stencil(2, symmetric=True)
+    padded, out = np.zeros((8, 8, 8)), np.zeros((4, 4, 4))
+    match = re.escape(f"seconds {seconds:g} to time for must lie in (0, 3600]")
+    with pytest.raises(ValueError, match=match):
+        hf._core.kernel_seconds(stencil._core, padded, out, seconds)
+    with pytest.raises(ValueError, match=match):
+        hf._core.copy_seconds(padded.reshape(-1), np.zeros(512), seconds)
+    with pytest.raises(ValueError, match=match):
+        hf._core.measure_arithmetic_peak(seconds)
+    with pytest.raises(ValueError, match="copy_seconds: source has 512 values, target 511"):
+        hf._core.copy_seconds(padded.reshape(-1), np.zeros(511), 0.01)
+
+
 def test_symmetric_form_is_the_paired_sum():
     # One point, radius 1 along z only: centre*a + c*(lower + upper), not c*lower + c*upper.
     # With these values the two forms round differently, so the test tells them apart.
@@ -109,9 +179,9 @@ def misaligned_view(shape: tuple[int, int, int], dtype: str, misalignment: int) 
 @pytest.mark.parametrize("radius", [1, 2, 3, 6])
 @pytest.mark.parametrize("threads", [1, 2])
 def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
-    """Grids larger than the L2, whose output the kernel writes with streaming stores one
-    plane at a time (kernel.cpp): bit for bit the reference, with the output at every
-    offset from 32-byte alignment the dtype allows and rows of every length mod 4."""
+    """Grids larger than the L2 from memory, whose output the kernel writes with streaming
+    stores one plane at a time (kernel.cpp): bit for bit the reference, with the output at
+    every offset from 32-byte alignment the dtype allows and rows of every length mod 4."""
     level2 = os.sysconf("SC_LEVEL2_CACHE_SIZE") if "SC_LEVEL2_CACHE_SIZE" in os.sysconf_names else 0
     level2 = level2 if level2 > 0 else 1 << 20
     stencil = make_stencil(radius, symmetric=radius != 3)
@@ -121,7 +191,7 @@ def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
         shape = (level2 // (ny * nz * itemsize) + 2, ny, nz)
         padded = random_padded(shape, radius, dtype, seed=radius * 1000 + nz)
         out = misaligned_view(shape, dtype, misalignment)
-        apply_padded(stencil, padded, out, threads=threads)
+        apply_padded(stencil, padded, out, threads=threads, from_memory=True)
         np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded), err_msg=f"{shape}")
 
 

@@ -174,6 +174,25 @@ NB_MODULE(_core, m) {
       },
       "source"_a, "target"_a, "STREAM Copy of float64 arrays (view complex128 as float64).");
   m.def(
+      "cache_sizes",
+      [] {
+        const auto sizes = hybridfd::cache_sizes();
+        return std::make_tuple(sizes.level1_data, sizes.level2, sizes.last_level_share);
+      },
+      "(L1 data, L2, share of the last-level cache) of one core, in bytes, as the kernel sizes its blocking by.");
+  m.def(
+      "copy_seconds",
+      [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
+         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, double seconds) {
+        if (source.size() != target.size())
+          throw hybridfd::ValueError("copy_seconds: source has " + std::to_string(source.size()) + " values, target " +
+                                     std::to_string(target.size()));
+        nb::gil_scoped_release release;
+        return hybridfd::copy_seconds(source.data(), target.data(), static_cast<std::int64_t>(source.size()), seconds);
+      },
+      "source"_a, "target"_a, "seconds"_a = 0.2,
+      "Fastest seconds per STREAM Copy of float64 arrays (view complex128 as float64), timed in C++ (for benchmarks).");
+  m.def(
       "measure_arithmetic_peak",
       [](double seconds) {
         const auto peak = hybridfd::measure_arithmetic_peak(seconds);
@@ -262,14 +281,16 @@ NB_MODULE(_core, m) {
       "from_memory"_a = nb::none());
   m.def(
       "kernel_seconds",
-      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, double seconds) {
+      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, double seconds, int threads,
+         std::optional<bool> from_memory) {
         std::array<std::string, 2> names;
         const auto [padded_view, out_view] = views(padded, out, true, names);
         nb::gil_scoped_release release;
-        return hybridfd::kernel_seconds(stencil, padded_view, out_view, seconds);
+        return hybridfd::kernel_seconds(stencil, padded_view, out_view, seconds, threads, from_memory);
       },
-      "stencil"_a, "padded"_a, "output"_a, "seconds"_a = 0.2,
-      "Fastest seconds per kernel application to a whole padded grid, timed in C++ (for benchmarks).");
+      "stencil"_a, "padded"_a, "output"_a, "seconds"_a = 0.2, "threads"_a = 1, "from_memory"_a = nb::none(),
+      "Fastest seconds per kernel application to a whole padded grid, split over `threads` threads by x-slabs, "
+      "timed in C++ (for benchmarks).");
 
   nb::class_<hybridfd::Decomposition>(m, "Decomposition")
       .def(

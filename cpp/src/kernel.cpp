@@ -444,12 +444,6 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 // (measured interleaved, session 7).
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
-// The padded entry's default: a grid larger than the core's L2 comes from memory whenever
-// it is applied; a smaller one is counted as in cache (the caller may say otherwise).
-inline bool padded_grid_from_memory(const HaloPlan& plan) {
-  return plan.padded_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes();
-}
-
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
 // x-step reads first (apply_star).
 constexpr std::int64_t streamed_prefetch_bytes = 3 << 10;
@@ -1045,6 +1039,10 @@ ComputeStandIn compute_stand_in = nullptr;
 
 }  // namespace
 
+bool padded_grid_from_memory(const HaloPlan& plan) {
+  return plan.padded_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes();
+}
+
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
@@ -1134,13 +1132,17 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
   const ThreadTeam team(threads);
   const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
   auto* output = static_cast<double*>(const_cast<void*>(out.data));
-  const bool prefetch = from_memory.value_or(padded_grid_from_memory(plan));
-  // Each thread its x-slab of the region: rows of whole planes, contiguous in memory.
+  apply_stencil_in_slabs(stencil, plan, input, part, output, from_memory.value_or(padded_grid_from_memory(plan)), team);
+}
+
+void apply_stencil_in_slabs(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
+                            double* out, bool prefetch, const ThreadTeam& team) {
+  const int threads = team.size();
   auto slab = [&](int thread) {
-    Region mine = part;
-    mine.begin[0] = part.begin[0] + part.extent[0] * thread / threads;
-    mine.extent[0] = part.begin[0] + part.extent[0] * (thread + 1) / threads - mine.begin[0];
-    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, output, prefetch);
+    Region mine = region;
+    mine.begin[0] = region.begin[0] + region.extent[0] * thread / threads;
+    mine.extent[0] = region.begin[0] + region.extent[0] * (thread + 1) / threads - mine.begin[0];
+    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, out, prefetch);
   };
   team.run(slab);
 }

@@ -6,7 +6,11 @@
 #include <chrono>
 #include <cstring>
 
+#include "cache_sizes.hpp"
+#include "format.hpp"
+#include "hybridfd/errors.hpp"
 #include "hybridfd/kernel.hpp"
+#include "hybridfd/thread_team.hpp"
 
 #if defined(__FMA__)
 #include <immintrin.h>
@@ -122,6 +126,31 @@ double best_window(Rate rate, double seconds) {
   return best;
 }
 
+void check_seconds(double seconds) {
+  if (!(seconds > 0.0 && seconds <= 3600.0))
+    throw ValueError(detail::concat("seconds ", seconds, " to time for must lie in (0, 3600]"));
+}
+
+// Seconds per call of `run`: the fastest of ten windows of about `seconds` / 10, each
+// window's time divided by its calls (at least one).
+template <class Run>
+double fastest_window_seconds(Run run, double seconds) {
+  double best = 0.0;
+  for (int window = 0; window < 10; ++window) {
+    long calls = 0;
+    const auto start = Clock::now();
+    double elapsed = 0.0;
+    do {
+      run();
+      ++calls;
+      elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    } while (elapsed < seconds / 10);
+    const double per_call = elapsed / static_cast<double>(calls);
+    best = window == 0 ? per_call : std::min(best, per_call);
+  }
+  return best;
+}
+
 }  // namespace
 
 // A loop the compiler would turn into a memcpy call is written with explicit vectors.
@@ -136,32 +165,33 @@ void stream_copy(const double* source, double* target, std::int64_t count) {
   for (; i < count; ++i) target[i] = source[i];
 }
 
-double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds) {
-  apply_stencil_to_padded(stencil, padded, out);  // checks the arrays; warms the caches
-  // Then the kernel alone, as the schedules call it on their own buffers: no checks,
-  // no thread team, so a 16^3 grid's few microseconds are the kernel's.
+double copy_seconds(const double* source, double* target, std::int64_t count, double seconds) {
+  check_seconds(seconds);
+  stream_copy(source, target, count);  // first touch of every page
+  return fastest_window_seconds([&] { stream_copy(source, target, count); }, seconds);
+}
+
+double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds, int threads,
+                      std::optional<bool> from_memory) {
+  check_seconds(seconds);
+  apply_stencil_to_padded(stencil, padded, out, std::nullopt, threads, from_memory);  // checks; warms the caches
+  // Then the kernel alone, as the schedules call it on their own buffers: no checks per
+  // application, so a 16^3 grid's few microseconds are the kernel's (and the team's).
   const Index3 extent{out.shape[0], out.shape[1], out.shape[2]};
   const HaloPlan plan(extent, stencil.radius, lanes_per_point(scalar_type_from_name(padded.dtype)));
   const Region whole{{0, 0, 0}, extent};
-  const auto* input = static_cast<const double*>(padded.data);
+  const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
   auto* output = static_cast<double*>(const_cast<void*>(out.data));
-  double best = 0.0;
-  for (int window = 0; window < 10; ++window) {
-    long applications = 0;
-    const auto start = Clock::now();
-    double elapsed = 0.0;
-    while (elapsed < seconds / 10) {
-      apply_stencil(stencil, plan, input, whole, output);
-      ++applications;
-      elapsed = std::chrono::duration<double>(Clock::now() - start).count();
-    }
-    const double per_application = elapsed / static_cast<double>(applications);
-    best = window == 0 ? per_application : std::min(best, per_application);
-  }
-  return best;
+  const bool prefetch = from_memory.value_or(padded_grid_from_memory(plan));
+  const ThreadTeam team(threads);
+  return fastest_window_seconds([&] { apply_stencil_in_slabs(stencil, plan, input, whole, output, prefetch, team); },
+                                seconds);
 }
 
+CacheSizes cache_sizes() { return {level1_cache_bytes(), level2_cache_bytes(), last_level_share_bytes()}; }
+
 ArithmeticPeak measure_arithmetic_peak(double seconds) {
+  check_seconds(seconds);
   return {best_window(multiply_add_rate, seconds), best_window(fused_rate, seconds)};
 }
 

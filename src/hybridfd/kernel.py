@@ -45,6 +45,8 @@ def apply_padded(
     ``from_memory`` says where the grid comes from: True for one of many grids applied in
     turn (the kernel prefetches), False for a grid applied again and again in cache (it
     does not); None (the default) counts a grid larger than the core's L2 as from memory.
+    A grid larger than the L2 applied again and again stays in the L3 while it and its
+    output fit one core's share of it (``hybridfd._core.cache_sizes()``): pass False.
     Each point's value depends on none of them.
     """
     # What the core could not even be given; it checks the values itself.

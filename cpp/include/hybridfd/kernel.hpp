@@ -11,6 +11,8 @@
 
 namespace hybridfd {
 
+class ThreadTeam;
+
 // Everything the stencil reads for one box of a HaloPlan, as rows wherever they live: the
 // box's own points (usually the user's unpadded grid) and, per axis and side (0: lower),
 // the r ghost layers beyond it (a received message, the box's other end for a periodic
@@ -47,9 +49,23 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
                    double* out, bool prefetch = true);
 
 // The same for a grid held padded with r ghost layers per side, as `plan` describes
-// (padded_input), prefetching when the grid is larger than the core's L2 (1 MiB here).
+// (padded_input), prefetching as padded_grid_from_memory says.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
+
+// The padded entries' default for apply_stencil's `prefetch`: a grid larger than the
+// core's L2 counts as from memory, a smaller one as in cache. Neither entry can tell
+// where a grid really lives, and a wrong guess costs: a grid applied again and again
+// that fits one core's share of the L3 runs 1.3-2.1x faster told it is in cache (48^3 to
+// 96^3 float64 here), while many grids applied in turn, told they are in cache, run at
+// 0.4-0.55x (docs/benchmarks.md, "Session 19"). Callers who know say so (`from_memory`).
+bool padded_grid_from_memory(const HaloPlan& plan);
+
+// apply_stencil over the threads of `team`, each thread an x-slab of `region` (whole
+// planes, contiguous in memory); a thread whose slab is empty computes nothing. What
+// apply_stencil_to_padded runs after its checks, and what kernel_seconds times.
+void apply_stencil_in_slabs(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
+                            double* out, bool prefetch, const ThreadTeam& team);
 
 // For simulation (cpp/tools/hybridfd-bench under SimGrid SMPI, docs/simulation.md): a
 // function that stands in for the stencil's compute. When one is set, apply_stencil calls
@@ -65,9 +81,9 @@ void set_compute_stand_in(ComputeStandIn stand_in);
 // untouched, split over `threads` threads by x-slabs of the region. `from_memory` says
 // whether the grid comes from memory (one of many grids applied in turn) or from cache
 // (a grid applied again and again): the kernel then prefetches, or not (apply_stencil's
-// `prefetch`); by default a grid larger than the core's L2 counts as from memory and a
-// smaller one as in cache. For benchmarks and for callers with halo code of their own.
-// Throws ValueError/TypeError naming the bad value (locally: no MPI involved).
+// `prefetch`); by default as padded_grid_from_memory says. For benchmarks and for
+// callers with halo code of their own. Throws ValueError/TypeError naming the bad value
+// (locally: no MPI involved).
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
                              const std::optional<Region>& region = std::nullopt, int threads = 1,
                              std::optional<bool> from_memory = std::nullopt);

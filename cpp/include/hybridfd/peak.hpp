@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "hybridfd/array_ref.hpp"
 #include "hybridfd/stencil.hpp"
@@ -15,6 +16,16 @@ struct ArithmeticPeak {
   double fma_gflops;           // fused multiply-adds (2 flops each)
 };
 
+// The cache sizes the kernel sizes its blocking and its default by (bytes): one core's L1
+// data cache and L2, and its share of the last-level cache (size over the CPUs sharing
+// it), so a benchmark can say where each of its grids lives.
+struct CacheSizes {
+  std::int64_t level1_data;
+  std::int64_t level2;
+  std::int64_t last_level_share;
+};
+CacheSizes cache_sizes();
+
 // Runs each loop for about `seconds` on the calling thread (the best of ten windows).
 // fma_gflops is 0 in a build without FMA instructions.
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
@@ -24,11 +35,18 @@ ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 // non-temporal stores at size thresholds of the C library's choosing).
 void stream_copy(const double* source, double* target, std::int64_t count);
 
-// Seconds one application of the kernel (apply_stencil) to the whole of `padded` takes,
-// after one checked call of apply_stencil_to_padded, timed in C++ so that grids small enough to live in cache
-// (16^3: a few microseconds) are not drowned by the cost of a call from Python: the
-// fastest of ten windows of about `seconds` / 10 each, each window's time divided by its
-// applications.
-double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds = 0.2);
+// Seconds one copy of `count` values by stream_copy takes, timed in C++ like
+// kernel_seconds: the copy of a grid small enough to live in cache runs at that cache's
+// rate, so a kernel's size curve has beside it what each cache level moves now.
+double copy_seconds(const double* source, double* target, std::int64_t count, double seconds = 0.2);
+
+// Seconds one application of the kernel to the whole of `padded` takes, split over
+// `threads` threads by x-slabs, from memory or not as `from_memory` says
+// (apply_stencil_to_padded, whose checked call comes first),
+// timed in C++ so that grids small enough to live in cache (16^3: a few microseconds) are
+// not drowned by the cost of a call from Python: the fastest of ten windows of about
+// `seconds` / 10 each, each window's time divided by its applications.
+double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds = 0.2,
+                      int threads = 1, std::optional<bool> from_memory = std::nullopt);
 
 }  // namespace hybridfd
