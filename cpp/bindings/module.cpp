@@ -179,7 +179,7 @@ NB_MODULE(_core, m) {
         const auto sizes = hybridfd::cache_sizes();
         return std::make_tuple(sizes.level1_data, sizes.level2, sizes.last_level_share);
       },
-      "(L1 data, L2, share of the last-level cache) of one core, in bytes, as the kernel sizes its blocking by.");
+      "(L1 data, L2, share of the last-level cache) of one core, in bytes: where a benchmark's grids live.");
   m.def(
       "copy_seconds",
       [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,

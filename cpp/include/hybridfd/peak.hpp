@@ -16,9 +16,9 @@ struct ArithmeticPeak {
   double fma_gflops;           // fused multiply-adds (2 flops each)
 };
 
-// The cache sizes the kernel sizes its blocking and its default by (bytes): one core's L1
-// data cache and L2, and its share of the last-level cache (size over the CPUs sharing
-// it), so a benchmark can say where each of its grids lives.
+// One core's caches in bytes: the L1 data cache and the L2, which the kernel sizes its
+// blocking and its padded default by, and the core's share of the last-level cache (its
+// size over the CPUs sharing it), so that a benchmark can say where its grids live.
 struct CacheSizes {
   std::int64_t level1_data;
   std::int64_t level2;
@@ -41,11 +41,11 @@ void stream_copy(const double* source, double* target, std::int64_t count);
 double copy_seconds(const double* source, double* target, std::int64_t count, double seconds = 0.2);
 
 // Seconds one application of the kernel to the whole of `padded` takes, split over
-// `threads` threads by x-slabs, from memory or not as `from_memory` says
-// (apply_stencil_to_padded, whose checked call comes first),
-// timed in C++ so that grids small enough to live in cache (16^3: a few microseconds) are
-// not drowned by the cost of a call from Python: the fastest of ten windows of about
-// `seconds` / 10 each, each window's time divided by its applications.
+// `threads` threads by x-slabs, from memory or not as `from_memory` says (as
+// apply_stencil_to_padded, whose checked call comes first). Timed in C++, so that grids
+// small enough to live in cache (16^3: a few microseconds) are not drowned by the cost
+// of a call from Python: the fastest of ten windows of about `seconds` / 10 each, each
+// window's time divided by its applications.
 double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out, double seconds = 0.2,
                       int threads = 1, std::optional<bool> from_memory = std::nullopt);
 
