@@ -195,6 +195,41 @@ def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
         np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded), err_msg=f"{shape}")
 
 
+@pytest.mark.parametrize("symmetric", [False, True], ids=["general", "symmetric"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", [1, 2, 3])
+def test_streamed_planes_every_row_length_band_and_plane_count(dtype, radius, symmetric):
+    """Grids larger than the L2 from memory, which an AVX-512 build sweeps in rows of three
+    planes at a time, in bands of rows, prefetching the next step's planes
+    (streamed_planes.hpp): rows of every length modulo 8 lanes (the last vectors masked),
+    about two and a half bands of rows (bands fit 2r + 6 planes' rows in half the L2),
+    plane counts of every remainder modulo 3, over one and two threads (x-slabs that start
+    mid-grid), and regions of whole rows cut in x and y."""
+    level2 = os.sysconf("SC_LEVEL2_CACHE_SIZE") if "SC_LEVEL2_CACHE_SIZE" in os.sysconf_names else 0
+    level2 = level2 if level2 > 0 else 1 << 20
+    stencil = make_stencil(radius, symmetric)
+    itemsize = 16 if dtype == "complex128" else 8
+    for index, nz in enumerate([1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 24, 31, 47]):
+        row_bytes = (nz + 2 * radius) * itemsize
+        band = max(radius, level2 // 2 // ((2 * radius + 6) * row_bytes) - 2 * radius)
+        ny = 5 * band // 2 + 1
+        nx = level2 // (ny * nz * itemsize) + 1
+        nx += (index - nx) % 3  # every remainder modulo 3 in turn
+        shape = (nx, ny, nz)
+        padded = random_padded(shape, radius, dtype, seed=radius * 100 + nz)
+        expected = hf.reference.apply_padded(stencil, padded)
+        for threads in (1, 2):
+            out = apply_padded(stencil, padded, threads=threads, from_memory=True)
+            np.testing.assert_array_equal(out, expected, err_msg=f"{shape}, {threads} threads")
+        begin, extent = (1, band - 1, 0), (nx - 2, ny - band, nz)
+        out = np.full(shape, np.nan, dtype=dtype)
+        apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
+        inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
+        np.testing.assert_array_equal(out[inside], expected[inside], err_msg=f"{shape} region {begin} + {extent}")
+        out[inside] = np.nan
+        assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+
+
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", range(1, 7))
 @pytest.mark.parametrize("threads", [1, 2, 3])

@@ -1,0 +1,280 @@
+// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a padded grid
+// that comes from memory, its output streamed past the caches: private to kernel.cpp,
+// which calls it for the streamed sweeps it suits.
+//
+// Rows are swept in z order, three x-planes at a time. At each step (lanes k .. k + 7 of
+// row y in each of the three planes) the three centre vectors are each other's
+// x-neighbours, so the step loads only the 2r x-neighbour rows outside the three planes,
+// and each plane is read once from memory and (2r + 3) / 3 - 1 times from the L2, where
+// one plane at a time read it 2r times from the L2 and two planes at a time r times.
+// Session 18 found that cache traffic of the neighbour rows, not the bytes or the
+// arithmetic, held the row slide at 50-65 % of STREAM Copy (docs/benchmarks.md). While a
+// step sweeps its rows, the rows the next step reads first (its three new planes) are
+// prefetched into the L1 a line at a time, spread evenly over the step; the core's own
+// prefetchers, or prefetches in bursts, leave the step waiting. Rows are taken in bands
+// so that the planes a step reads and those it prefetches fit half the L2, also for
+// planes too large for it (a 192^3 grid's).
+//
+// Every point is summed exactly as the other paths sum it (stencil_terms.hpp's order,
+// separate multiplies and adds): the outputs are bit for bit the same.
+#pragma once
+
+#if defined(__AVX512F__)
+#include <immintrin.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <utility>
+
+#include "cache_sizes.hpp"
+#include "column_sweep.hpp"
+#include "hybridfd/stencil.hpp"
+#include "stencil_terms.hpp"
+
+// Internal linkage, as column_sweep.hpp says why.
+namespace hybridfd {
+namespace {
+namespace streamed_planes {
+
+using column_sweep::lanes;
+using column_sweep::Vector;
+
+// Three planes a step: two shared too few loads (0.70 of Copy where three reached 0.95,
+// 32 x 96^3 float64 on 2 MiB pages); four or more left the L1 too little room for the
+// rows the step reads and prefetches (0.88-0.90; session 20, benchmarks/streaming_limit).
+constexpr int planes_per_step = 3;
+
+// Stores the first `count` lanes of `value` past the caches, in the widest pieces the
+// address allows (a row whose length is not a multiple of 8 lanes ends in a piece of a
+// vector, and starts the next row's vectors off the line), down to single lanes by
+// `movnti`: a plain store into a line the streamed stores are filling costs a read of
+// the line from memory and, measured, halves the sweep's rate on 100^3 float64.
+[[gnu::noinline]] inline void stream_lanes(double* target, Vector value, int count) {
+  alignas(64) double lane[lanes];
+  _mm512_store_pd(lane, value);
+  for (int i = 0; i < count;) {
+    const auto address = reinterpret_cast<std::uintptr_t>(target + i);
+    if (address % 32 == 0 && count - i >= 4) {
+      _mm256_stream_pd(target + i, _mm256_loadu_pd(lane + i));
+      i += 4;
+    } else if (address % 16 == 0 && count - i >= 2) {
+      _mm_stream_pd(target + i, _mm_loadu_pd(lane + i));
+      i += 2;
+    } else {
+      long long bits;
+      std::memcpy(&bits, lane + i, sizeof bits);
+      _mm_stream_si64(reinterpret_cast<long long*>(target + i), bits);
+      i += 1;
+    }
+  }
+}
+
+// Stores one vector of output past the caches, in the widest pieces its address allows
+// (numpy's arrays start 16 bytes past a line), or as stream_lanes can.
+[[gnu::always_inline]] inline void stream(double* target, Vector value) {
+  const auto address = reinterpret_cast<std::uintptr_t>(target);
+  if (address % 64 == 0) return _mm512_stream_pd(target, value);
+  if (address % 16 != 0) return stream_lanes(target, value, lanes);
+  // (Zero-masked extracts with every lane kept: the plain ones trip GCC 12's
+  // -Wmaybe-uninitialized on their undefined pass-through operand.)
+  const __m256d lower = _mm512_maskz_extractf64x4_pd(0xff, value, 0);
+  const __m256d upper = _mm512_maskz_extractf64x4_pd(0xff, value, 1);
+  if (address % 32 == 0) {
+    _mm256_stream_pd(target, lower);
+    _mm256_stream_pd(target + 4, upper);
+  } else {
+    _mm_stream_pd(target, _mm256_castpd256_pd128(lower));
+    _mm_stream_pd(target + 2, _mm256_extractf128_pd(lower, 1));
+    _mm_stream_pd(target + 4, _mm256_castpd256_pd128(upper));
+    _mm_stream_pd(target + 6, _mm256_extractf128_pd(upper, 1));
+  }
+}
+
+// The lines a step prefetches for the next one: `runs` runs of `run_lines` lines, one per
+// plane, `plane_bytes` apart, spread evenly over the step's `vectors` vector steps
+// (Bresenham's way: no division per vector).
+class Prefetches {
+ public:
+  Prefetches() = default;
+  Prefetches(const double* first, std::int64_t run_bytes, std::int64_t runs, std::int64_t plane_bytes,
+             std::int64_t vectors)
+      : run_start_(reinterpret_cast<std::uintptr_t>(first) / 64 * 64),
+        plane_bytes_(plane_bytes),
+        run_lines_((reinterpret_cast<std::uintptr_t>(first) % 64 + run_bytes + 63) / 64),
+        lines_(runs * run_lines_),
+        vectors_(vectors) {}
+
+  // Called once per vector step: issues this step's share of the lines.
+  [[gnu::always_inline]] void next() {
+    for (credit_ += lines_; credit_ >= vectors_; credit_ -= vectors_) {
+      __builtin_prefetch(reinterpret_cast<const void*>(run_start_ + 64 * line_), 0, 3);
+      if (++line_ == run_lines_) line_ = 0, run_start_ += plane_bytes_;
+    }
+  }
+
+ private:
+  std::uintptr_t run_start_ = 0;
+  std::int64_t plane_bytes_ = 0, run_lines_ = 0, lines_ = 0, vectors_ = 1, credit_ = 0, line_ = 0;
+};
+
+// Which lanes of a vector's loads and store are live, for the vector at lane k of a row
+// whose region ends at lane `end`: the output's lanes (k .. end - 1), and those of the
+// vector beside it (k + 8 ..) that hold z-neighbours (up to end + reach - 1).
+struct TailMasks {
+  __mmask8 output, after;
+};
+
+inline __mmask8 first_lanes(std::int64_t count) {
+  return static_cast<__mmask8>(count >= lanes ? 0xffu : count <= 0 ? 0u : (1u << count) - 1);
+}
+
+// Lanes k .. k + 7 of row y of `Planes` consecutive planes (`at`: lane k of the first
+// plane's row; `target`: the same point of the output). here[p] holds the centre vector
+// of plane p, below[p] the vector before it; both move on by one vector. Masked (the last
+// vectors of a row), every load and the store take the lanes `masks` give.
+template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Masked>
+[[gnu::always_inline]] inline void step(const Coefficients<Radius, Vector>& c, const double* at, std::int64_t stride_x,
+                                        std::int64_t stride_y, Vector (&below)[Planes], Vector (&here)[Planes],
+                                        double* target, std::int64_t out_stride_x, TailMasks masks) {
+  using column_sweep::load;
+  Vector along_x[2 * Radius + Planes];  // planes x - r .. x + Planes - 1 + r
+#pragma GCC unroll 3
+  for (int d = 1; d <= Radius; ++d) {
+    along_x[Radius - d] = load<Masked>(at - d * stride_x, masks.output);
+    along_x[Radius + Planes - 1 + d] = load<Masked>(at + (Planes - 1 + d) * stride_x, masks.output);
+  }
+#pragma GCC unroll 3
+  for (int p = 0; p < Planes; ++p) along_x[Radius + p] = here[p];
+#pragma GCC unroll 3
+  for (int p = 0; p < Planes; ++p) {
+    const double* own = at + p * stride_x;
+    const Vector above = load<Masked>(own + lanes, masks.after);
+    Vector sum = c.centre * here[p];
+#pragma GCC unroll 3
+    for (int d = 1; d <= Radius; ++d)
+      sum = add_pair<Symmetric>(sum, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + p - d],
+                                along_x[Radius + p + d]);
+#pragma GCC unroll 3
+    for (int d = 1; d <= Radius; ++d)
+      sum =
+          add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load<Masked>(own - d * stride_y, masks.output),
+                              load<Masked>(own + d * stride_y, masks.output));
+    sum = column_sweep::add_z_pairs<Radius, PointLanes, Symmetric>(c, sum, below[p], here[p], above,
+                                                                   std::make_integer_sequence<int, Radius>{});
+    double* out = target + p * out_stride_x;
+    if (Masked && masks.output != 0xff)
+      stream_lanes(out, sum, std::popcount(static_cast<unsigned>(masks.output)));
+    else
+      stream(out, sum);
+    below[p] = here[p];
+    here[p] = above;
+  }
+}
+
+// Rows 0 .. rows - 1 of `Planes` planes from `centre` (lane 0 of row 0 of the first), each
+// `end` lanes long, written to `out`, while `prefetches` runs.
+template <int Radius, int PointLanes, bool Symmetric, int Planes>
+void sweep_rows(const Coefficients<Radius, Vector>& shared, const double* centre, std::int64_t stride_x,
+                std::int64_t stride_y, std::int64_t rows, std::int64_t end, double* out, std::int64_t out_stride_x,
+                std::int64_t out_stride_y, Prefetches& prefetches) {
+  // A local copy stays in registers (column_sweep.hpp's sweep_column says why).
+  const Coefficients<Radius, Vector> c = shared;
+  constexpr int reach = Radius * PointLanes;
+  const __mmask8 before = static_cast<__mmask8>(0xffu << (lanes - reach));
+  const __mmask8 first = first_lanes(end + reach);
+  const TailMasks whole{0xff, 0xff};
+  for (std::int64_t y = 0; y < rows; ++y) {
+    const double* row = centre + y * stride_y;
+    double* target = out + y * out_stride_y;
+    Vector below[Planes], here[Planes];
+#pragma GCC unroll 3
+    for (int p = 0; p < Planes; ++p) {
+      below[p] = _mm512_maskz_loadu_pd(before, row + p * stride_x - lanes);
+      here[p] = _mm512_maskz_loadu_pd(first, row + p * stride_x);
+    }
+    std::int64_t k = 0;
+    for (; k + 2 * lanes <= end; k += lanes) {
+      prefetches.next();
+      step<Radius, PointLanes, Symmetric, Planes, false>(c, row + k, stride_x, stride_y, below, here, target + k,
+                                                         out_stride_x, whole);
+    }
+    for (; k < end; k += lanes) {
+      prefetches.next();
+      step<Radius, PointLanes, Symmetric, Planes, true>(c, row + k, stride_x, stride_y, below, here, target + k,
+                                                        out_stride_x,
+                                                        {first_lanes(end - k), first_lanes(end + reach - k - lanes)});
+    }
+  }
+}
+
+// The region of `extent` points (x, y, z; z counted in lanes, PointLanes per point) whose
+// first point is `centre` in a padded grid with strides stride_x, stride_y (every point
+// the stencil reads lies in the grid), written with streaming stores to `out` (its first
+// point, the output's strides); the caller fences them. Bands of rows are sized so that a
+// step's 2r + 3 planes and the 3 it prefetches fit `budget_bytes`.
+template <int Radius, int PointLanes, bool Symmetric>
+void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
+           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+           std::int64_t budget_bytes) {
+  const Coefficients<Radius, Vector> c(stencil);
+  constexpr int reach = Radius * PointLanes;
+  constexpr std::int64_t bytes = sizeof(double);
+  const std::int64_t planes_held = 2 * Radius + 2 * planes_per_step;
+  const std::int64_t longest =
+      std::max<std::int64_t>(Radius, budget_bytes / (planes_held * stride_y * bytes) - 2 * Radius);
+  const std::int64_t bands = (extent[1] + longest - 1) / longest;
+  const std::int64_t band = (extent[1] + bands - 1) / std::max<std::int64_t>(bands, 1);
+  // Long rows are swept in segments, all rows of one before the next, so that the rows
+  // a step reads again along y (2r + 1 of each plane, and the 2r x-neighbours) stay in
+  // the L1.
+  const std::int64_t rows_held = planes_per_step * (2 * Radius + 1) + 2 * Radius;
+  const std::int64_t longest_segment =
+      std::max<std::int64_t>(lanes, level1_cache_bytes() / (rows_held * bytes) / lanes * lanes);
+  const std::int64_t segments = (extent[2] + longest_segment - 1) / longest_segment;
+  const std::int64_t segment = (extent[2] / segments + lanes - 1) / lanes * lanes;
+  const std::int64_t vectors_per_row =
+      extent[2] / segment * (segment / lanes) + (extent[2] % segment + lanes - 1) / lanes;
+  auto planes_at = [&](std::int64_t x) { return std::min<std::int64_t>(planes_per_step, extent[0] - x); };
+  // The rows of plane x that a step over rows [y, y + rows) reads, lane -reach of row
+  // y - r to lane end + reach of row y + rows - 1 + r, as one run.
+  auto run_of = [&](std::int64_t x, std::int64_t y) { return centre + x * stride_x + (y - Radius) * stride_y - reach; };
+  auto run_bytes = [&](std::int64_t rows) {
+    return ((rows + 2 * Radius - 1) * stride_y + extent[2] + 2 * reach) * bytes;
+  };
+  for (std::int64_t y = 0; y < extent[1]; y += band) {
+    const std::int64_t rows = std::min(band, extent[1] - y);
+    for (std::int64_t x = 0; x < extent[0];) {
+      const std::int64_t planes = planes_at(x), next = x + planes, vectors = rows * vectors_per_row;
+      // The next step's new planes (x' + r .. of the step at x'), or, after a band's last
+      // step, every plane the next band's first step reads.
+      Prefetches prefetches;
+      if (next < extent[0])
+        prefetches = Prefetches(run_of(next + Radius, y), run_bytes(rows), planes_at(next), stride_x * bytes, vectors);
+      else if (y + rows < extent[1])
+        prefetches = Prefetches(run_of(-Radius, y + rows), run_bytes(std::min(band, extent[1] - y - rows)),
+                                2 * Radius + planes_at(0), stride_x * bytes, vectors);
+      const double* first = centre + x * stride_x + y * stride_y;
+      double* target = out + x * out_stride_x + y * out_stride_y;
+      auto run = [&]<int Planes>() {
+        for (std::int64_t z = 0; z < extent[2]; z += segment)
+          sweep_rows<Radius, PointLanes, Symmetric, Planes>(c, first + z, stride_x, stride_y, rows,
+                                                            std::min(segment, extent[2] - z), target + z, out_stride_x,
+                                                            out_stride_y, prefetches);
+      };
+      if (planes == 3)
+        run.template operator()<3>();
+      else if (planes == 2)
+        run.template operator()<2>();
+      else
+        run.template operator()<1>();
+      x = next;
+    }
+  }
+}
+
+}  // namespace streamed_planes
+}  // namespace
+}  // namespace hybridfd
+#endif
