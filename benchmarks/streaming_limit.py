@@ -1,15 +1,18 @@
-"""Where the kernel's from-memory rate is bound: three loops beside the library's kernel.
+"""Where the kernel's from-memory rate is bound: loops beside the library's kernel.
 
 The kernel issue asks for 85 % of STREAM Copy on grids that come from memory. This
 script builds benchmarks/streaming_limit/probe.cpp against the working tree's core
 library (as kernel_ab.py does) and runs it: STREAM Copy; a one-stream stencil (the
 kernel's arithmetic and bytes per point, every neighbour from the one stream it reads);
 the Laplacian in row order on 8-lane vectors (the same arithmetic plus the x- and
-y-neighbour rows, bit for bit the library's output); and the library's kernel, on the
+y-neighbour rows, bit for bit the library's output); the same over P = 2, 3, 4 x-planes
+at a time with the next step's planes prefetched and rows in bands (session 20: what
+the kernel's streamed_planes.hpp does), and over 3 planes without bands or without
+prefetches; and the library's kernel, on the
 same G grids of n^3 float64 applied in turn, in interleaved rounds, with the arrays on
 4 KiB pages and on huge pages (numpy madvises its arrays from 4 MiB, so the Python
 benchmarks see the second). Each cell is the median over the probe's runs of each run's
-median round, as % of the same run's Copy (docs/benchmarks.md, session 18).
+median round, as % of the same run's Copy (docs/benchmarks.md, sessions 18 and 20).
 
     .venv/bin/python benchmarks/streaming_limit.py [--n 96] [--grids 32] [--repeats 3] [--realtime]
 """
@@ -24,7 +27,7 @@ from pathlib import Path
 from kernel_ab import FLAGS, ROOT, core_library, run, run_json
 
 PROBE = Path(__file__).resolve().parent / "streaming_limit" / "probe.cpp"
-LOOPS = ("copy", "one_stream", "rows_8_lanes", "library")
+PLANES = ("planes_2", "planes_3", "planes_4", "planes_3_whole_planes", "planes_3_no_prefetch")
 
 
 def build(build_dir: Path) -> Path:
@@ -70,8 +73,9 @@ def main(argv: list[str] | None = None) -> int:
     executable = build(args.build_dir)
     prefix = ["chrt", "-f", "50"] if args.realtime else []
     print(f"{args.grids} x {args.n}^3 float64, median of {args.repeats} probe runs, % of the same run's Copy")
-    print("| pages | Copy Mpoints/s | one_stream | rows_8_lanes | library | rows_8_lanes == library |")
-    print("|---|---:|---:|---:|---:|---|")
+    columns = ("one_stream", "rows_8_lanes", "library", *PLANES)
+    print(f"| pages | Copy Mpoints/s | {' | '.join(columns)} | all == library |")
+    print(f"|---|---:|{'---:|' * len(columns)}---|")
     failed = False
     for huge_pages in (False, True):
         command = [*prefix, str(executable), "--n", str(args.n), "--grids", str(args.grids)]
@@ -81,8 +85,8 @@ def main(argv: list[str] | None = None) -> int:
         failed = failed or not identical
         copy = statistics.median(result["copy"] for result in results)
         print(
-            f"| {'2 MiB (madvise)' if huge_pages else '4 KiB'} | {copy:.0f} | {share(results, 'one_stream')} "
-            f"| {share(results, 'rows_8_lanes')} | {share(results, 'library')} | {identical} |",
+            f"| {'2 MiB (madvise)' if huge_pages else '4 KiB'} | {copy:.0f} "
+            f"| {' | '.join(share(results, column) for column in columns)} | {identical} |",
             flush=True,
         )
     return 1 if failed else 0

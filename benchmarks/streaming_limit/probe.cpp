@@ -12,11 +12,15 @@
 //   the same arithmetic plus the x-neighbour rows (four planes, in the L2) and the
 //   y-neighbour rows (in the L1), each plane prefetched a plane ahead, the output
 //   streamed as the library streams it; checked bit for bit against the library's;
-// - library: hybridfd::apply_stencil on the padded grids, as apply_padded calls it.
+// - library: hybridfd::apply_stencil on the padded grids, as apply_padded calls it;
+// - planes_P: rows_8_lanes over P x-planes at a time (session 20), the next step's planes
+//   prefetched and rows in bands for half the L2, as the kernel's streamed_planes.hpp
+//   does; planes_3_whole_planes without bands, planes_3_no_prefetch without prefetches.
 //
 // float64, radius 2. Prints one JSON line: each loop's median rate over the rounds.
 #include <immintrin.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -160,6 +164,67 @@ void rows_8_lanes(const Weights& shared, const double* padded, double* out, std:
   }
 }
 
+// The Laplacian on one padded grid, P x-planes at a time along their rows (the kernel's
+// streamed_planes.hpp): planes x - 2 .. x + P + 1 at each row and lane, the P centres
+// each other's x-neighbours, so each plane is read once from memory and 4 / P times
+// from the cache. With Prefetch, the next step's P new planes are prefetched line by
+// line, spread evenly over the step; with `budget_bytes`, rows are taken in bands whose
+// 2P + 4 planes fit it (0: whole planes).
+template <int P, bool Prefetch>
+void planes_at_once(const Weights& shared, const double* padded, double* out, std::int64_t n,
+                    std::int64_t budget_bytes) {
+  const Weights w = shared;
+  const std::int64_t row = n + 4, plane = row * row, row_bytes = row * 8;
+  const std::int64_t band =
+      budget_bytes == 0 ? n : std::max<std::int64_t>(4, budget_bytes / ((4 + 2 * P) * row_bytes) - 4);
+  for (std::int64_t y0 = 0; y0 < n; y0 += band) {
+    const std::int64_t y1 = std::min(n, y0 + band);
+    // A step reads padded rows y0 .. y1 + 3 of each plane: one run.
+    const std::int64_t run_lines = ((y1 - y0 + 4) * row_bytes + 63) / 64;
+    const std::int64_t vectors = (y1 - y0) * n / lanes;
+    for (std::int64_t x = 0; x < n; x += P) {
+      const char* ahead = reinterpret_cast<const char*>(padded + (x + P + 4) * plane + y0 * row);
+      const std::int64_t ahead_lines = x + 2 * P + 4 <= n + 4 ? P * run_lines : 0;
+      std::int64_t prefetched = 0, vector = 0;
+      for (std::int64_t y = y0; y < y1; ++y) {
+        const double* centre = padded + (x + 2) * plane + (y + 2) * row + 2;
+        double* target = out + (x * n + y) * n;
+        Vector below[P], here[P];
+#pragma GCC unroll 8
+        for (int p = 0; p < P; ++p)
+          below[p] = _mm512_loadu_pd(centre + p * plane - lanes), here[p] = _mm512_loadu_pd(centre + p * plane);
+        for (std::int64_t k = 0; k < n; k += lanes, ++vector) {
+          if constexpr (Prefetch)
+            for (const std::int64_t due = ahead_lines * (vector + 1) / vectors; prefetched < due; ++prefetched)
+              __builtin_prefetch(ahead + prefetched / run_lines * plane * 8 + prefetched % run_lines * 64, 0, 3);
+          const double* at = centre + k;
+          Vector along[P + 4];  // planes x - 2 .. x + P + 1
+          along[0] = _mm512_loadu_pd(at - 2 * plane);
+          along[1] = _mm512_loadu_pd(at - plane);
+          along[P + 2] = _mm512_loadu_pd(at + P * plane);
+          along[P + 3] = _mm512_loadu_pd(at + (P + 1) * plane);
+#pragma GCC unroll 8
+          for (int p = 0; p < P; ++p) along[p + 2] = here[p];
+#pragma GCC unroll 8
+          for (int p = 0; p < P; ++p) {
+            const double* c = at + p * plane;
+            const Vector above = _mm512_loadu_pd(c + lanes);
+            Vector sum = w.centre * here[p];
+            sum = sum + w.near * (along[p + 1] + along[p + 3]);
+            sum = sum + w.far * (along[p] + along[p + 4]);
+            sum = sum + w.near * (_mm512_loadu_pd(c - row) + _mm512_loadu_pd(c + row));
+            sum = sum + w.far * (_mm512_loadu_pd(c - 2 * row) + _mm512_loadu_pd(c + 2 * row));
+            sum = sum + w.near * (align<7>(here[p], below[p]) + align<1>(above, here[p]));
+            sum = sum + w.far * (align<6>(here[p], below[p]) + align<2>(above, here[p]));
+            _mm512_stream_pd(target + p * n * n + k, sum);
+            below[p] = here[p], here[p] = above;
+          }
+        }
+      }
+    }
+  }
+}
+
 double now() { return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count(); }
 
 }  // namespace
@@ -207,6 +272,25 @@ int main(int argc, char** argv) {
   loops.push_back({"one_stream", stream, {}});
   loops.push_back({"rows_8_lanes", rows, {}});
   loops.push_back({"library", library, {}});
+  // The P-plane loops, each with outputs of its own (checked against the library's).
+  const std::int64_t half_level2 = std::max<long>(sysconf(_SC_LEVEL2_CACHE_SIZE), 1 << 20) / 2;
+  std::vector<std::vector<double*>> planes_out;
+  planes_out.reserve(8);
+  auto add = [&](const char* name, auto kernel, std::int64_t budget_bytes) {
+    std::vector<double*>& outs = planes_out.emplace_back();
+    for (int g = 0; g < o.grids; ++g) outs.push_back(allocate(points, o.huge_pages));
+    loops.push_back({name,
+                     [&, kernel, budget_bytes] {
+                       for (int g = 0; g < o.grids; ++g) kernel(weights, padded[g], outs[g], n, budget_bytes);
+                       _mm_sfence();
+                     },
+                     {}});
+  };
+  add("planes_2", planes_at_once<2, true>, half_level2);
+  add("planes_3", planes_at_once<3, true>, half_level2);
+  add("planes_4", planes_at_once<4, true>, half_level2);
+  add("planes_3_whole_planes", planes_at_once<3, true>, 0);
+  add("planes_3_no_prefetch", planes_at_once<3, false>, half_level2);
   for (auto& loop : loops) loop.run();  // first touch of every page
   for (int round = 0; round < o.rounds; ++round)
     for (auto& loop : loops) {
@@ -217,6 +301,9 @@ int main(int argc, char** argv) {
   bool identical = true;
   for (int g = 0; g < o.grids; ++g)
     identical = identical && std::memcmp(library_out[g], rows_out[g], static_cast<std::size_t>(points) * 8) == 0;
+  for (auto& outs : planes_out)
+    for (int g = 0; g < o.grids; ++g)
+      identical = identical && std::memcmp(library_out[g], outs[g], static_cast<std::size_t>(points) * 8) == 0;
   std::printf("{\"n\": %ld, \"grids\": %d, \"huge_pages\": %s, \"bit_identical\": %s", static_cast<long>(n), o.grids,
               o.huge_pages ? "true" : "false", identical ? "true" : "false");
   for (auto& loop : loops) {
