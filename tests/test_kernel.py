@@ -180,8 +180,9 @@ def misaligned_view(shape: tuple[int, int, int], dtype: str, misalignment: int) 
 @pytest.mark.parametrize("threads", [1, 2])
 def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
     """Grids larger than the L2 from memory, whose output the kernel writes with streaming
-    stores one plane at a time (kernel.cpp): bit for bit the reference, with the output at
-    every offset from 32-byte alignment the dtype allows and rows of every length mod 4."""
+    stores (three planes at a time up to radius 3, streamed_planes.hpp; one plane at a
+    time beyond, kernel.cpp): bit for bit the reference, with the output at every offset
+    from 32-byte alignment the dtype allows and rows of every length mod 4."""
     level2 = os.sysconf("SC_LEVEL2_CACHE_SIZE") if "SC_LEVEL2_CACHE_SIZE" in os.sysconf_names else 0
     level2 = level2 if level2 > 0 else 1 << 20
     stencil = make_stencil(radius, symmetric=radius != 3)

@@ -1,7 +1,8 @@
 // The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count
-// and symmetry, so offsets are compile-time multiples of the strides. A padded grid in
-// cache, on a core with AVX-512, is swept in columns of 8-lane vectors
-// (column_sweep.hpp); everything else slides along rows, here. Points
+// and symmetry, so offsets are compile-time multiples of the strides. On a core with
+// AVX-512 a padded grid in cache is swept in columns of 8-lane vectors
+// (column_sweep.hpp), and one from memory in rows of three planes at a time
+// (streamed_planes.hpp); everything else slides along rows, here. Points
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA

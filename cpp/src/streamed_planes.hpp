@@ -13,7 +13,9 @@
 // prefetched into the L1 a line at a time, spread evenly over the step; the core's own
 // prefetchers, or prefetches in bursts, leave the step waiting. Rows are taken in bands
 // so that the planes a step reads and those it prefetches fit half the L2, also for
-// planes too large for it (a 192^3 grid's).
+// planes too large for it (a 192^3 grid's), and long rows in segments for the L1.
+// Measured against the row slide of kernel.cpp: float64 1.3-1.5x (83-107 % of Copy),
+// complex128 1.1x (71-86 %; session 20).
 //
 // Every point is summed exactly as the other paths sum it (stencil_terms.hpp's order,
 // separate multiplies and adds): the outputs are bit for bit the same.
@@ -41,9 +43,10 @@ namespace streamed_planes {
 using column_sweep::lanes;
 using column_sweep::Vector;
 
-// Three planes a step: two shared too few loads (0.70 of Copy where three reached 0.95,
-// 32 x 96^3 float64 on 2 MiB pages); four or more left the L1 too little room for the
-// rows the step reads and prefetches (0.88-0.90; session 20, benchmarks/streaming_limit).
+// Three planes a step: two ran at 84-89 % of Copy where three reached 91-100 % (32 x 96^3
+// float64), four at 86-94 %, six and eight lower still: more planes leave the L1 too
+// little room for the rows a step reads and prefetches (benchmarks/streaming_limit.py,
+// docs/benchmarks.md, session 20).
 constexpr int planes_per_step = 3;
 
 // Stores the first `count` lanes of `value` past the caches, in the widest pieces the
