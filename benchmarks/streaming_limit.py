@@ -63,7 +63,7 @@ def share(results: list[dict], loop: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=96, help="grid edge, a multiple of 8 (default 96)")
+    parser.add_argument("--n", type=int, default=96, help="grid edge, a multiple of 24 (default 96)")
     parser.add_argument("--grids", type=int, default=32, help="grids applied in turn (default 32)")
     parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per probe run (default 5)")
     parser.add_argument("--repeats", type=int, default=3, help="probe runs per setting; the median is reported")

@@ -166,6 +166,15 @@ def test_stored_outputs_reproduce_bit_for_bit():
     assert sorted(names) == sorted(stored.files)
 
 
+def assert_region_written(out: np.ndarray, whole: np.ndarray, begin: tuple, extent: tuple) -> None:
+    """``out``, filled with NaN before the kernel computed the region at ``begin`` of
+    ``extent`` into it, holds ``whole``'s values there and NaN everywhere else."""
+    inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
+    np.testing.assert_array_equal(out[inside], whole[inside], err_msg=f"{out.shape} region {begin} + {extent}")
+    out[inside] = np.nan
+    assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+
+
 def misaligned_view(shape: tuple[int, int, int], dtype: str, misalignment: int) -> np.ndarray:
     """A C-contiguous array of ``shape`` whose data start ``misalignment`` bytes past a
     32-byte boundary, rounded down to what whole items allow (complex128: 0 or 16)."""
@@ -225,10 +234,7 @@ def test_streamed_planes_every_row_length_band_and_plane_count(dtype, radius, sy
         begin, extent = (1, band - 1, 0), (nx - 2, ny - band, nz)
         out = np.full(shape, np.nan, dtype=dtype)
         apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
-        inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
-        np.testing.assert_array_equal(out[inside], expected[inside], err_msg=f"{shape} region {begin} + {extent}")
-        out[inside] = np.nan
-        assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+        assert_region_written(out, expected, begin, extent)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
@@ -247,10 +253,7 @@ def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
         begin = tuple(int(rng.integers(0, n - e + 1)) for n, e in zip(shape, extent, strict=True))
         out = np.full(shape, np.nan, dtype=dtype)
         apply_padded(stencil, padded, out, region=(begin, extent), threads=threads)
-        inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
-        np.testing.assert_array_equal(out[inside], whole[inside])
-        out[inside] = np.nan
-        assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+        assert_region_written(out, whole, begin, extent)
 
 
 @pytest.mark.parametrize("symmetric", [False, True], ids=["general", "symmetric"])
@@ -276,10 +279,7 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
             extent = (5 - from_memory, 70, nz - nz // 3 - (nz > 2))
             out = np.full(shape, np.nan, dtype=dtype)
             apply_padded(stencil, padded, out, region=(begin, extent), from_memory=from_memory)
-            inside = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
-            np.testing.assert_array_equal(out[inside], whole[inside], err_msg=f"{shape} region {begin} + {extent}")
-            out[inside] = np.nan
-            assert np.isnan(out).all(), f"points outside region {begin} + {extent} were written"
+            assert_region_written(out, whole, begin, extent)
 
 
 @pytest.mark.parametrize(

@@ -47,10 +47,10 @@ def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:
 
 
 def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_dir: Path) -> None:
-    """The probe's 8-lane row loop is the Laplacian in the documented order: its output
-    equals the library's bit for bit, on 4 KiB and on huge pages; every loop reports a
-    share of the same run's Copy."""
-    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "16", "--grids", "2"]
+    """The probe's 8-lane row loops (one plane, and 2, 3 or 4 planes at a time) are the
+    Laplacian in the documented order: their outputs equal the library's bit for bit, on
+    4 KiB and on huge pages; every loop reports a share of the same run's Copy."""
+    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "24", "--grids", "2"]
     command += ["--rounds", "1", "--repeats", "2", "--build-dir", str(build_dir)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -59,10 +59,11 @@ def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_
     for row in rows:
         cells = [cell.strip() for cell in row.strip("|").split("|")]
         assert float(cells[1]) > 0, row  # Copy's rate
-        for cell in cells[2:5]:  # one_stream, rows_8_lanes, library: the median, then each of the 2 runs
+        assert len(cells) == 11, row  # pages, Copy, 8 loops, bit-identical
+        for cell in cells[2:10]:  # one_stream, rows_8_lanes, library, 5 planes loops: median, then the 2 runs
             shares = [int(share) for share in re.findall(r"\d+", cell)]
             assert len(shares) == 3 and all(share > 0 for share in shares), row
-        assert cells[5] == "True", row
+        assert cells[10] == "True", row
 
 
 def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
@@ -70,4 +71,4 @@ def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
     command += ["--rounds", "1", "--repeats", "1", "--build-dir", str(build_dir)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
     assert completed.returncode != 0
-    assert "--n must be a multiple of 8, at least 16, got 20" in completed.stderr + completed.stdout
+    assert "--n must be a multiple of 24, at least 24, got 20" in completed.stderr + completed.stdout

@@ -54,7 +54,7 @@ struct Options {
 };
 
 [[noreturn]] void usage(const std::string& problem) {
-  std::fprintf(stderr, "%s\nusage: probe [--n N (a multiple of 8)] [--grids G] [--rounds K] [--huge-pages]\n",
+  std::fprintf(stderr, "%s\nusage: probe [--n N (a multiple of 24)] [--grids G] [--rounds K] [--huge-pages]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -78,7 +78,8 @@ Options parse(int argc, char** argv) {
     else
       usage("unknown option " + std::string(flag));
   }
-  if (o.n < 16 || o.n % lanes != 0) usage("--n must be a multiple of 8, at least 16, got " + std::to_string(o.n));
+  // A multiple of 24: whole vectors per row, and whole steps of 2, 3 and 4 planes.
+  if (o.n < 24 || o.n % 24 != 0) usage("--n must be a multiple of 24, at least 24, got " + std::to_string(o.n));
   if (o.grids < 1 || o.rounds < 1) usage("--grids and --rounds must be positive");
   return o;
 }

@@ -75,6 +75,27 @@ template <int Radius, int PointLanes, bool Symmetric, int... Distance>
   return sum;
 }
 
+// The value of the vector of points whose centre is along_x[Radius + Plane] (the x-row
+// vectors of planes x - r .. at the same lanes), from its y-neighbour vectors (rows
+// y - d and y + d at index d - 1) and the vectors beside it along z (before: lanes
+// k - 8 .., after: lanes k + 8 ..), in the documented order: the one sum both 8-lane
+// sweeps compute.
+template <int Radius, int PointLanes, bool Symmetric, int Count>
+[[gnu::always_inline]] inline Vector point_value(const Coefficients<Radius, Vector>& c, const Vector (&along_x)[Count],
+                                                 int plane, const Vector (&y_lower)[Radius],
+                                                 const Vector (&y_upper)[Radius], Vector before, Vector after) {
+  const int centre = Radius + plane;
+  Vector sum = c.centre * along_x[centre];
+#pragma GCC unroll 3
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric>(sum, c.minus[0][d - 1], c.plus[0][d - 1], along_x[centre - d], along_x[centre + d]);
+#pragma GCC unroll 3
+  for (int d = 1; d <= Radius; ++d)
+    sum = add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], y_lower[d - 1], y_upper[d - 1]);
+  return add_z_pairs<Radius, PointLanes, Symmetric>(c, sum, before, along_x[centre], after,
+                                                    std::make_integer_sequence<int, Radius>{});
+}
+
 // Which lanes of a column's loads and store are live. A whole column loads and stores
 // all 8 lanes of its rows; beside the centre only the `reach` lanes next to it (r
 // points) are read. The last column of a region whose z-extent is not a multiple of 8
@@ -145,17 +166,13 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
       const double* own = row + p * stride_x;
       const Vector before = _mm512_maskz_loadu_pd(masks.before, own - lanes);
       const Vector after = _mm512_maskz_loadu_pd(masks.after, own + lanes);
-      Vector sum = c.centre * along_x[Radius + p];
+      Vector y_lower[Radius], y_upper[Radius];
 #pragma GCC unroll 3
-      for (int d = 1; d <= Radius; ++d)
-        sum = add_pair<Symmetric>(sum, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + p - d],
-                                  along_x[Radius + p + d]);
-#pragma GCC unroll 3
-      for (int d = 1; d <= Radius; ++d)
-        sum =
-            add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], window[p][Radius - d], window[p][Radius + d]);
-      sum = add_z_pairs<Radius, PointLanes, Symmetric>(c, sum, before, window[p][Radius], after,
-                                                       std::make_integer_sequence<int, Radius>{});
+      for (int d = 1; d <= Radius; ++d) {
+        y_lower[d - 1] = window[p][Radius - d];
+        y_upper[d - 1] = window[p][Radius + d];
+      }
+      const Vector sum = point_value<Radius, PointLanes, Symmetric>(c, along_x, p, y_lower, y_upper, before, after);
       double* target = out + p * out_stride_x + y * out_stride_y;
       if constexpr (Partial)
         _mm512_mask_storeu_pd(target, masks.output, sum);

@@ -154,18 +154,14 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Masked>
   for (int p = 0; p < Planes; ++p) {
     const double* own = at + p * stride_x;
     const Vector above = load<Masked>(own + lanes, masks.after);
-    Vector sum = c.centre * here[p];
+    Vector y_lower[Radius], y_upper[Radius];
 #pragma GCC unroll 3
-    for (int d = 1; d <= Radius; ++d)
-      sum = add_pair<Symmetric>(sum, c.minus[0][d - 1], c.plus[0][d - 1], along_x[Radius + p - d],
-                                along_x[Radius + p + d]);
-#pragma GCC unroll 3
-    for (int d = 1; d <= Radius; ++d)
-      sum =
-          add_pair<Symmetric>(sum, c.minus[1][d - 1], c.plus[1][d - 1], load<Masked>(own - d * stride_y, masks.output),
-                              load<Masked>(own + d * stride_y, masks.output));
-    sum = column_sweep::add_z_pairs<Radius, PointLanes, Symmetric>(c, sum, below[p], here[p], above,
-                                                                   std::make_integer_sequence<int, Radius>{});
+    for (int d = 1; d <= Radius; ++d) {
+      y_lower[d - 1] = load<Masked>(own - d * stride_y, masks.output);
+      y_upper[d - 1] = load<Masked>(own + d * stride_y, masks.output);
+    }
+    const Vector sum =
+        column_sweep::point_value<Radius, PointLanes, Symmetric>(c, along_x, p, y_lower, y_upper, below[p], above);
     double* out = target + p * out_stride_x;
     if (Masked && masks.output != 0xff)
       stream_lanes(out, sum, std::popcount(static_cast<unsigned>(masks.output)));
