@@ -177,10 +177,11 @@ def assert_region_written(out: np.ndarray, whole: np.ndarray, begin: tuple, exte
 
 def misaligned_view(shape: tuple[int, int, int], dtype: str, misalignment: int) -> np.ndarray:
     """A C-contiguous array of ``shape`` whose data start ``misalignment`` bytes past a
-    32-byte boundary, rounded down to what whole items allow (complex128: 0 or 16)."""
+    64-byte boundary (a cache line), rounded down to what whole items allow (complex128:
+    a multiple of 16)."""
     size = int(np.prod(shape))
-    buffer = np.empty(size + 4, dtype=dtype)
-    start = (misalignment - buffer.ctypes.data) % 32 // buffer.itemsize
+    buffer = np.empty(size + 8, dtype=dtype)
+    start = (misalignment - buffer.ctypes.data) % 64 // buffer.itemsize
     return buffer[start : start + size].reshape(shape)
 
 
@@ -235,6 +236,37 @@ def test_streamed_planes_every_row_length_band_and_plane_count(dtype, radius, sy
         out = np.full(shape, np.nan, dtype=dtype)
         apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
         assert_region_written(out, expected, begin, extent)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", [1, 2, 3])
+def test_streamed_planes_at_every_offset_in_a_line(dtype, radius):
+    """Rows whole cache lines apart (padded rows of a multiple of 8 float64 lanes: 4
+    complex128 points), which the three-plane sweep starts with a masked vector up to the next line
+    (streamed_planes.hpp), where the output allows it: input and output at every offset
+    in a line the dtype allows, whole grids and regions that start and end mid-vector, bit
+    for bit the reference and nothing outside the region written."""
+    level2 = os.sysconf("SC_LEVEL2_CACHE_SIZE") if "SC_LEVEL2_CACHE_SIZE" in os.sysconf_names else 0
+    level2 = level2 if level2 > 0 else 1 << 20
+    stencil = make_stencil(radius, symmetric=radius != 2)
+    itemsize = 16 if dtype == "complex128" else 8
+    nz = 24 - 2 * radius if dtype == "complex128" else 40 - 2 * radius
+    assert (nz + 2 * radius) * itemsize % 64 == 0
+    ny = 9
+    shape = (level2 // (ny * nz * itemsize) + 2, ny, nz)
+    source = random_padded(shape, radius, dtype, seed=radius * 7 + nz)
+    expected = hf.reference.apply_padded(stencil, source)
+    begin, extent = (1, 2, 3), (shape[0] - 2, ny - 3, nz - 5)
+    for input_offset in range(0, 64, itemsize):
+        padded = misaligned_view(source.shape, dtype, input_offset)
+        padded[...] = source
+        for output_offset in range(0, 64, itemsize):
+            out = misaligned_view(shape, dtype, output_offset)
+            apply_padded(stencil, padded, out, from_memory=True)
+            np.testing.assert_array_equal(out, expected, err_msg=f"input at {input_offset}, output at {output_offset}")
+            out[...] = np.nan
+            apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
+            assert_region_written(out, expected, begin, extent)
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])

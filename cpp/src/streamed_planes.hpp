@@ -15,7 +15,8 @@
 // so that the planes a step reads and those it prefetches fit half the L2, also for
 // planes too large for it (a 192^3 grid's), and long rows in segments for the L1.
 // Measured against the row slide of kernel.cpp: float64 1.3-1.5x (83-107 % of Copy),
-// complex128 1.1x (71-86 %; session 20).
+// complex128 1.1x (71-86 %; session 20); rows whole lines apart start on a line (a masked
+// first vector; sweep says when), which brought complex128 to 88-96 % (session 21).
 //
 // Every point is summed exactly as the other paths sum it (stencil_terms.hpp's order,
 // separate multiplies and adds): the outputs are bit for bit the same.
@@ -173,27 +174,37 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Masked>
 }
 
 // Rows 0 .. rows - 1 of `Planes` planes from `centre` (lane 0 of row 0 of the first), each
-// `end` lanes long, written to `out`, while `prefetches` runs.
+// `end` lanes long, written to `out`, while `prefetches` runs. The first `head` lanes of
+// each row (0 .. 7) are one masked vector of their own, so that every later vector's loads
+// start on a cache line (sweep says when).
 template <int Radius, int PointLanes, bool Symmetric, int Planes>
 void sweep_rows(const Coefficients<Radius, Vector>& shared, const double* centre, std::int64_t stride_x,
-                std::int64_t stride_y, std::int64_t rows, std::int64_t end, double* out, std::int64_t out_stride_x,
-                std::int64_t out_stride_y, Prefetches& prefetches) {
+                std::int64_t stride_y, std::int64_t rows, std::int64_t head, std::int64_t end, double* out,
+                std::int64_t out_stride_x, std::int64_t out_stride_y, Prefetches& prefetches) {
   // A local copy stays in registers (column_sweep.hpp's sweep_column says why).
   const Coefficients<Radius, Vector> c = shared;
   constexpr int reach = Radius * PointLanes;
   const __mmask8 before = static_cast<__mmask8>(0xffu << (lanes - reach));
-  const __mmask8 first = first_lanes(end + reach);
   const TailMasks whole{0xff, 0xff};
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* row = centre + y * stride_y;
     double* target = out + y * out_stride_y;
     Vector below[Planes], here[Planes];
+    auto start_at = [&](std::int64_t k) {
 #pragma GCC unroll 3
-    for (int p = 0; p < Planes; ++p) {
-      below[p] = _mm512_maskz_loadu_pd(before, row + p * stride_x - lanes);
-      here[p] = _mm512_maskz_loadu_pd(first, row + p * stride_x);
+      for (int p = 0; p < Planes; ++p) {
+        below[p] = _mm512_maskz_loadu_pd(before, row + p * stride_x + k - lanes);
+        here[p] = _mm512_maskz_loadu_pd(first_lanes(end + reach - k), row + p * stride_x + k);
+      }
+    };
+    start_at(0);
+    if (head > 0) {
+      prefetches.next();
+      step<Radius, PointLanes, Symmetric, Planes, true>(c, row, stride_x, stride_y, below, here, target, out_stride_x,
+                                                        {first_lanes(head), first_lanes(head + reach - lanes)});
+      start_at(head);
     }
-    std::int64_t k = 0;
+    std::int64_t k = head;
     for (; k + 2 * lanes <= end; k += lanes) {
       prefetches.next();
       step<Radius, PointLanes, Symmetric, Planes, false>(c, row + k, stride_x, stride_y, below, here, target + k,
@@ -233,8 +244,26 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       std::max<std::int64_t>(lanes, level1_cache_bytes() / (rows_held * bytes) / lanes * lanes);
   const std::int64_t segments = (extent[2] + longest_segment - 1) / longest_segment;
   const std::int64_t segment = (extent[2] / segments + lanes - 1) / lanes * lanes;
-  const std::int64_t vectors_per_row =
-      extent[2] / segment * (segment / lanes) + (extent[2] % segment + lanes - 1) / lanes;
+  // Where rows are whole cache lines apart (padded rows of a multiple of 8 lanes: 8
+  // float64 points or 4 complex128 ones, as in 96^3 and 192^3 grids at radius 2), every
+  // row and plane starts at the first row's offset in its line, and if that is not 0,
+  // every 64-byte load of the sweep spans two lines. A first vector of `head` lanes
+  // (masked) then brings every later one onto lines: measured at numpy's 16-byte offset,
+  // complex128 1.14-1.22x, float64 188^3 1.27x (kernel_ab.py, session 21). Not where the
+  // output would lose the 16-byte alignment its streamed stores need, and not for rows
+  // that alternate between two offsets: a head per row there measured 0.97-1.02x (half
+  // their loads are on lines either way).
+  const auto offset = reinterpret_cast<std::uintptr_t>(centre) % 64;
+  const auto lanes_to_line = static_cast<std::int64_t>((64 - offset) % 64 / bytes);
+  const bool rows_on_lines = stride_y * bytes % 64 == 0 && offset % bytes == 0;
+  const bool output_aligned = reinterpret_cast<std::uintptr_t>(out + lanes_to_line) % 16 == 0;
+  const std::int64_t head = rows_on_lines && output_aligned && extent[2] >= 2 * lanes ? lanes_to_line : 0;
+  // Segment s covers lanes [segment_begin(s), segment_begin(s + 1)): the first takes the
+  // head on top, so every later one starts on a line too.
+  auto segment_begin = [&](std::int64_t s) { return s == 0 ? 0 : std::min(extent[2], head + s * segment); };
+  std::int64_t vectors_per_row = head > 0;
+  for (std::int64_t s = 0; segment_begin(s) < extent[2]; ++s)
+    vectors_per_row += (segment_begin(s + 1) - segment_begin(s) - (s == 0 ? head : 0) + lanes - 1) / lanes;
   auto planes_at = [&](std::int64_t x) { return std::min<std::int64_t>(planes_per_step, extent[0] - x); };
   // The rows of plane x that a step over rows [y, y + rows) reads, lane -reach of row
   // y - r to lane end + reach of row y + rows - 1 + r, as one run.
@@ -257,10 +286,12 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       const double* first = centre + x * stride_x + y * stride_y;
       double* target = out + x * out_stride_x + y * out_stride_y;
       auto run = [&]<int Planes>() {
-        for (std::int64_t z = 0; z < extent[2]; z += segment)
-          sweep_rows<Radius, PointLanes, Symmetric, Planes>(c, first + z, stride_x, stride_y, rows,
-                                                            std::min(segment, extent[2] - z), target + z, out_stride_x,
+        for (std::int64_t s = 0; segment_begin(s) < extent[2]; ++s) {
+          const std::int64_t z = segment_begin(s);
+          sweep_rows<Radius, PointLanes, Symmetric, Planes>(c, first + z, stride_x, stride_y, rows, s == 0 ? head : 0,
+                                                            segment_begin(s + 1) - z, target + z, out_stride_x,
                                                             out_stride_y, prefetches);
+        }
       };
       if (planes == 3)
         run.template operator()<3>();
