@@ -261,7 +261,7 @@ def plot_size_curve(curve: list[dict], multiply_add_peak: float, fma_peak: float
         ax.set_ylim(bottom=0)
         ax.set_title(title, fontsize=10)
         ax.legend(fontsize=7)
-    fig.suptitle(f"13-point stencil by grid size (L1 {level1 >> 10} KiB, L2 {level2 >> 20} MiB per core; medians)")
+    fig.suptitle(f"13-point stencil by grid size (L1 {level1 >> 10} KiB, L2 {level2 >> 10} KiB per core; medians)")
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)

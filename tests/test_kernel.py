@@ -212,7 +212,8 @@ def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
 def test_streamed_planes_every_row_length_band_and_plane_count(dtype, radius, symmetric):
     """Grids larger than the L2 from memory, which an AVX-512 build sweeps in rows of three
     planes at a time, in bands of rows, prefetching the next step's planes
-    (streamed_planes.hpp): rows of every length modulo 8 lanes (the last vectors masked),
+    (streamed_planes.hpp; an AVX2 build slides rows, kernel.cpp): rows of every length
+    modulo 8 lanes (the last vectors masked),
     about two and a half bands of rows (bands fit 2r + 6 planes' rows in half the L2),
     plane counts of every remainder modulo 3, over one and two threads (x-slabs that start
     mid-grid), and regions of whole rows cut in x and y."""
@@ -292,11 +293,12 @@ def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", [1, 2, 3])
 def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetric):
-    """Grids in cache, which an AVX-512 build sweeps in columns of 8 lanes along y, two
-    planes at a time, in bands of rows (column_sweep.hpp): rows of every length modulo 8
-    lanes (the last column masked), an odd number of planes, more rows than one band holds
-    (bands fit 2r + 2 planes' rows in the L1: with a 48 KiB L1, 3-34 rows of 40 and 47
-    lanes), and regions that start and end at every lane modulo 8."""
+    """Grids in cache, which a build with wide vectors sweeps in columns of 8 lanes
+    (AVX-512) or 4 (AVX2) along y, two planes at a time, in bands of rows
+    (column_sweep.hpp): rows of every length modulo 8 lanes (the last column masked), an
+    odd number of planes, more rows than one band holds (bands fit 2r + 2 planes' rows in
+    the L1: with a 32-48 KiB L1, 2-34 rows of 40 and 47 lanes), and regions that start
+    and end at every lane modulo 8."""
     stencil = make_stencil(radius, symmetric)
     for nz in [*range(1, 18), 40, 47]:
         shape = (6, 75, nz)

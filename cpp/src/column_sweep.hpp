@@ -1,26 +1,27 @@
-// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a grid held
-// padded and in cache: private to kernel.cpp, which calls it for the boxes it suits.
+// The stencil (GPAW journal, Sect. 2.1) on the build's widest vectors (wide_vector.hpp:
+// 8 lanes with AVX-512, 4 with AVX2) for a grid held padded and in cache: private to
+// kernel.cpp, which calls it for the boxes it suits.
 //
-// Each vector of output is 8 consecutive z-lanes of one row (8 float64 points, or 4
-// complex128 ones). A column of such vectors (fixed lanes k .. k + 7) is swept along y,
-// two x-planes at a time, and the rows y - r .. y + r of each centre plane stay in
-// registers as the sweep moves on: a step loads one new row per plane, the 2r
-// x-neighbour rows outside the planes (the planes' own rows are each other's
-// x-neighbours) and, per plane, the r lanes beside the vector at each end, from which
-// every z-window is one `valignq` with the centre. At radius 2 that is 5 loads per output
-// vector where sliding along the rows took about 7, and loads, not arithmetic, set the
-// pace of the row slide on 512-bit vectors (docs/benchmarks.md, sessions 15 and 16). A
-// column narrower than 8 lanes (the last one of a row) is written with a masked store;
-// every load is masked to the lanes the stencil reads, so nothing outside the region's
-// neighbourhood is read.
+// Each vector of output is `lanes` consecutive z-lanes of one row (float64 points, or
+// complex128 ones at two lanes each). A column of such vectors (fixed lanes k ..) is
+// swept along y, two x-planes at a time, and the rows y - r .. y + r of each centre
+// plane stay in registers as the sweep moves on: a step loads one new row per plane, the
+// 2r x-neighbour rows outside the planes (the planes' own rows are each other's
+// x-neighbours) and, per plane, the r points beside the vector at each end, from which
+// every z-window is one lane shift (wide::align) of the centre and the vector beside.
+// At radius 2 that is 5 loads per output vector where sliding along the rows took about
+// 7, and loads, not arithmetic, set the pace of the row slide on 512-bit vectors
+// (docs/benchmarks.md, sessions 15 and 16). A column narrower than a vector (the last one
+// of a row) is written with a masked store; every load is masked to the lanes the
+// stencil reads, so nothing outside the region's neighbourhood is read.
 //
 // Every point is summed exactly as the 4-lane kernel sums it (the order of stencil.hpp,
 // separate multiplies and adds): the outputs are bit for bit the same.
 #pragma once
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
+#include "wide_vector.hpp"
 
+#if defined(HYBRIDFD_WIDE_VECTOR)
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -36,33 +37,34 @@ namespace hybridfd {
 namespace {
 namespace column_sweep {
 
-// Eight float64 lanes (a gcc/clang vector type: + and * are lane-wise IEEE; the same
-// type as __m512d without its may_alias, which a template argument would drop).
-using Vector = double __attribute__((vector_size(64)));
-constexpr int lanes = 8;
+using wide::lanes;
+using wide::Vector;
 
-// Whether the sweep serves radius r: its registers hold 2r + 1 rows per plane, 2r
-// x-neighbours and the 1 + 3r coefficients, which fit the 32 vector registers up to r = 3
-// (a complex128 point's reach, 2r lanes, then also fits in the vector beside).
-constexpr bool serves_radius(int radius) { return radius <= 3; }
+// Whether the sweeps serve radius r with PointLanes lanes per point: a point's reach
+// along z (r points) must lie in the one vector beside, and the registers hold 2r + 1
+// rows per plane, 2r x-neighbours and the 1 + 3r coefficients, which fit AVX-512's 32
+// vector registers up to r = 3 (AVX2's 16 spill the coefficients to memory operands).
+template <int Radius, int PointLanes>
+constexpr bool serves = Radius <= 3 && Radius * PointLanes <= lanes;
 
-// Lanes k + Offset .. k + Offset + 7 from the centre vector (lanes k ..) and the vectors
-// beside it (before: lanes k - 8 .., after: lanes k + 8 ..): one `valignq`. (Through the
-// zero-masked form with every lane kept: the plain intrinsic trips GCC 12's
-// -Wmaybe-uninitialized on its undefined pass-through operand; a generic shuffle
-// compiles to vpermt2pd, which needs an index register per offset.)
-template <int Shift>
-[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
-  return _mm512_castsi512_pd(
-      _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
-}
+// Whether the columns beat kernel.cpp's row slide on the build's vectors. On 4-lane
+// vectors (AVX2; Zen 3: 16 vector registers, a 32 KiB L1) they do not: against the row
+// slide (kernel_ab.py, docs/benchmarks.md, session 22) float64 16^3 1.18x but 32^3
+// 0.80x, complex128 24^3 0.83x, and 256 grids of 24^3 applied in turn 0.46x; reading the
+// vectors beside the centre unmasked (1.04-1.09x), z-windows by loads instead of lane
+// shifts (0.97-1.10x), one plane at a time (0.95-1.0x) or pair sums on the multiply pipes
+// as fma(a, 1, b) (0.78-0.89x) did not change that. There the row slide serves; with this
+// set to true the kernel's tests pass on 4 lanes too (session 22).
+constexpr bool beats_row_slide = lanes == 8;
 
+// Lanes k + Offset .. of the centre vector (lanes k ..) from the vectors beside it
+// (before: lanes k - lanes .., after: lanes k + lanes ..).
 template <int Offset>
 [[gnu::always_inline]] inline Vector z_window(Vector before, Vector centre, Vector after) {
   if constexpr (Offset > 0)
-    return align<Offset>(after, centre);
+    return wide::align<Offset>(after, centre);
   else
-    return align<lanes + Offset>(centre, before);
+    return wide::align<lanes + Offset>(centre, before);
 }
 
 template <int Radius, int PointLanes, bool Symmetric, int... Distance>
@@ -78,8 +80,8 @@ template <int Radius, int PointLanes, bool Symmetric, int... Distance>
 // The value of the vector of points whose centre is along_x[Radius + Plane] (the x-row
 // vectors of planes x - r .. at the same lanes), from its y-neighbour vectors (rows
 // y - d and y + d at index d - 1) and the vectors beside it along z (before: lanes
-// k - 8 .., after: lanes k + 8 ..), in the documented order: the one sum both 8-lane
-// sweeps compute.
+// k - lanes .., after: lanes k + lanes ..), in the documented order: the one sum both
+// wide sweeps compute.
 template <int Radius, int PointLanes, bool Symmetric, int Count>
 [[gnu::always_inline]] inline Vector point_value(const Coefficients<Radius, Vector>& c, const Vector (&along_x)[Count],
                                                  int plane, const Vector (&y_lower)[Radius],
@@ -97,26 +99,25 @@ template <int Radius, int PointLanes, bool Symmetric, int Count>
 }
 
 // Which lanes of a column's loads and store are live. A whole column loads and stores
-// all 8 lanes of its rows; beside the centre only the `reach` lanes next to it (r
-// points) are read. The last column of a region whose z-extent is not a multiple of 8
-// lanes has `width` < 8 lanes: its centre rows are read for the width and the reach
-// beyond it (z-neighbours of its last lanes), every other row and its output for the
-// width alone.
+// all lanes of its rows; beside the centre only the `reach` lanes next to it (r points)
+// are read. The last column of a region whose z-extent is not a multiple of the vector
+// has `width` < lanes: its centre rows are read for the width and the reach beyond it
+// (z-neighbours of its last lanes), every other row and its output for the width alone.
 struct ColumnMasks {
-  __mmask8 output, centre, before, after;
+  wide::Mask output, centre, before, after;
   ColumnMasks(int width, int reach)
-      : output(static_cast<__mmask8>((1u << width) - 1)),
-        centre(static_cast<__mmask8>((1u << std::min(width + reach, lanes)) - 1)),
-        before(static_cast<__mmask8>(0xffu << (lanes - reach))),
-        after(static_cast<__mmask8>((1u << std::max(width + reach - lanes, 0)) - 1)) {}
+      : output(wide::first_lanes(width)),
+        centre(wide::first_lanes(width + reach)),
+        before(wide::last_lanes(reach)),
+        after(wide::first_lanes(width + reach - lanes)) {}
 };
 
 template <bool Partial>
-[[gnu::always_inline]] inline Vector load(const double* source, __mmask8 mask) {
+[[gnu::always_inline]] inline Vector load(const double* source, wide::Mask mask) {
   if constexpr (Partial)
-    return _mm512_maskz_loadu_pd(mask, source);
+    return wide::load(source, mask);
   else
-    return _mm512_loadu_pd(source);
+    return wide::load(source);
 }
 
 // The column at `centre` (lane k of row y_begin of the first plane; the planes follow at
@@ -164,8 +165,8 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
 #pragma GCC unroll 2
     for (int p = 0; p < Planes; ++p) {
       const double* own = row + p * stride_x;
-      const Vector before = _mm512_maskz_loadu_pd(masks.before, own - lanes);
-      const Vector after = _mm512_maskz_loadu_pd(masks.after, own + lanes);
+      const Vector before = wide::load(own - lanes, masks.before);
+      const Vector after = wide::load(own + lanes, masks.after);
       Vector y_lower[Radius], y_upper[Radius];
 #pragma GCC unroll 3
       for (int d = 1; d <= Radius; ++d) {
@@ -175,9 +176,9 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
       const Vector sum = point_value<Radius, PointLanes, Symmetric>(c, along_x, p, y_lower, y_upper, before, after);
       double* target = out + p * out_stride_x + y * out_stride_y;
       if constexpr (Partial)
-        _mm512_mask_storeu_pd(target, masks.output, sum);
+        wide::store(target, masks.output, sum);
       else
-        _mm512_storeu_pd(target, sum);
+        wide::store(target, sum);
 #pragma GCC unroll 6
       for (int j = 0; j + 1 < span; ++j) window[p][j] = window[p][j + 1];
     }

@@ -2,7 +2,9 @@
 // and symmetry, so offsets are compile-time multiples of the strides. On a core with
 // AVX-512 a padded grid in cache is swept in columns of 8-lane vectors
 // (column_sweep.hpp), and one from memory in rows of three planes at a time
-// (streamed_planes.hpp); everything else slides along rows, here. Points
+// (streamed_planes.hpp): both are written for the build's widest vectors
+// (wide_vector.hpp), and on AVX2's 4 lanes both lost to the row slide (session 22).
+// Everything else slides along rows, here. Points
 // are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
 // 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
 // each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
@@ -844,12 +846,13 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
                       continues_box(input.y_ghosts[0], -Radius * box.stride_y) &&
                       continues_box(input.y_ghosts[1], n[1] * box.stride_y) &&
                       continues_box(input.z_ghosts[0], -Radius * Lanes) && continues_box(input.z_ghosts[1], row_lanes);
-#if defined(__AVX512F__)
-  // A padded grid within the L2: columns of 8-lane vectors (column_sweep.hpp), which
+#if defined(HYBRIDFD_WIDE_VECTOR)
+  // (Where they beat the row slide: on AVX-512, not AVX2.)
+  // A padded grid within the L2: columns of wide vectors (column_sweep.hpp), which
   // prefetch when the grid comes from memory. A larger one is swept in columns only in
   // cache; from memory its rows slide (below), which the core's prefetchers follow
   // better (session 16: columns 0.8x at 48^3).
-  if constexpr (!Stream && column_sweep::serves_radius(Radius))
+  if constexpr (!Stream && column_sweep::serves<Radius, Lanes> && column_sweep::beats_row_slide)
     if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
       if (region.points() == 0) return;
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
@@ -865,7 +868,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
     }
   // A padded grid from memory, its output streamed: rows of three planes at a time, the
   // next step's planes prefetched (streamed_planes.hpp; 1.3-1.5x the row slide below).
-  if constexpr (Stream && column_sweep::serves_radius(Radius))
+  if constexpr (Stream && column_sweep::serves<Radius, Lanes> && streamed_planes::beats_row_slide)
     if (padded) {
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       if (region.points() == 0) return;

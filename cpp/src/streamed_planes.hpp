@@ -1,8 +1,9 @@
-// The stencil (GPAW journal, Sect. 2.1) on 8-lane (512-bit) vectors for a padded grid
-// that comes from memory, its output streamed past the caches: private to kernel.cpp,
-// which calls it for the streamed sweeps it suits.
+// The stencil (GPAW journal, Sect. 2.1) on the build's widest vectors (wide_vector.hpp:
+// 8 lanes with AVX-512, 4 with AVX2) for a padded grid that comes from memory, its
+// output streamed past the caches: private to kernel.cpp, which calls it for the
+// streamed sweeps it suits.
 //
-// Rows are swept in z order, three x-planes at a time. At each step (lanes k .. k + 7 of
+// Rows are swept in z order, three x-planes at a time. At each step (one vector of lanes of
 // row y in each of the three planes) the three centre vectors are each other's
 // x-neighbours, so the step loads only the 2r x-neighbour rows outside the three planes,
 // and each plane is read once from memory and (2r + 3) / 3 - 1 times from the L2, where
@@ -16,15 +17,16 @@
 // planes too large for it (a 192^3 grid's), and long rows in segments for the L1.
 // Measured against the row slide of kernel.cpp: float64 1.3-1.5x (83-107 % of Copy),
 // complex128 1.1x (71-86 %; session 20); rows whole lines apart start on a line (a masked
-// first vector; sweep says when), which brought complex128 to 88-96 % (session 21).
+// first vector; sweep says when), which brought complex128 to 88-96 % (session 21). All
+// on 512-bit vectors; on 256-bit ones (AVX2), see docs/benchmarks.md, session 22.
 //
 // Every point is summed exactly as the other paths sum it (stencil_terms.hpp's order,
 // separate multiplies and adds): the outputs are bit for bit the same.
 #pragma once
 
-#if defined(__AVX512F__)
-#include <immintrin.h>
+#include "wide_vector.hpp"
 
+#if defined(HYBRIDFD_WIDE_VECTOR)
 #include <algorithm>
 #include <bit>
 #include <cstdint>
@@ -41,8 +43,8 @@ namespace hybridfd {
 namespace {
 namespace streamed_planes {
 
-using column_sweep::lanes;
-using column_sweep::Vector;
+using wide::lanes;
+using wide::Vector;
 
 // Three planes a step: two ran at 84-89 % of Copy where three reached 91-100 % (32 x 96^3
 // float64), four at 86-94 %, six and eight lower still: more planes leave the L1 too
@@ -50,14 +52,23 @@ using column_sweep::Vector;
 // docs/benchmarks.md, session 20).
 constexpr int planes_per_step = 3;
 
+// Whether the sweep beats kernel.cpp's row slide on the build's vectors. On 4-lane
+// vectors (AVX2; Zen 3, 32 KiB L1) it does not: three planes at a time ran at 0.14-0.2x
+// the one-plane sweep, with or without the prefetches, with the output a whole line per
+// plane at a time, and on a grid within the L2 (so not the memory: something in the
+// core), and one plane at a time ran level with the row slide (docs/benchmarks.md,
+// session 22), so there the row slide serves; with this set to true the kernel's tests
+// pass on 4 lanes too.
+constexpr bool beats_row_slide = lanes == 8;
+
 // Stores the first `count` lanes of `value` past the caches, in the widest pieces the
-// address allows (a row whose length is not a multiple of 8 lanes ends in a piece of a
-// vector, and starts the next row's vectors off the line), down to single lanes by
+// address allows (a row whose length is not a multiple of the vector ends in a piece of
+// a vector, and starts the next row's vectors off the line), down to single lanes by
 // `movnti`: a plain store into a line the streamed stores are filling costs a read of
 // the line from memory and, measured, halves the sweep's rate on 100^3 float64.
 [[gnu::noinline]] inline void stream_lanes(double* target, Vector value, int count) {
   alignas(64) double lane[lanes];
-  _mm512_store_pd(lane, value);
+  std::memcpy(lane, &value, sizeof value);
   for (int i = 0; i < count;) {
     const auto address = reinterpret_cast<std::uintptr_t>(target + i);
     if (address % 32 == 0 && count - i >= 4) {
@@ -79,21 +90,9 @@ constexpr int planes_per_step = 3;
 // (numpy's arrays start 16 bytes past a line), or as stream_lanes can.
 [[gnu::always_inline]] inline void stream(double* target, Vector value) {
   const auto address = reinterpret_cast<std::uintptr_t>(target);
-  if (address % 64 == 0) return _mm512_stream_pd(target, value);
+  if (address % sizeof(Vector) == 0) return wide::stream_aligned(target, value);
   if (address % 16 != 0) return stream_lanes(target, value, lanes);
-  // (Zero-masked extracts with every lane kept: the plain ones trip GCC 12's
-  // -Wmaybe-uninitialized on their undefined pass-through operand.)
-  const __m256d lower = _mm512_maskz_extractf64x4_pd(0xff, value, 0);
-  const __m256d upper = _mm512_maskz_extractf64x4_pd(0xff, value, 1);
-  if (address % 32 == 0) {
-    _mm256_stream_pd(target, lower);
-    _mm256_stream_pd(target + 4, upper);
-  } else {
-    _mm_stream_pd(target, _mm256_castpd256_pd128(lower));
-    _mm_stream_pd(target + 2, _mm256_extractf128_pd(lower, 1));
-    _mm_stream_pd(target + 4, _mm256_castpd256_pd128(upper));
-    _mm_stream_pd(target + 6, _mm256_extractf128_pd(upper, 1));
-  }
+  wide::stream_pieces(target, value);
 }
 
 // The lines a step prefetches for the next one: `runs` runs of `run_lines` lines, one per
@@ -125,16 +124,14 @@ class Prefetches {
 
 // Which lanes of a vector's loads and store are live, for the vector at lane k of a row
 // whose region ends at lane `end`: the output's lanes (k .. end - 1), and those of the
-// vector beside it (k + 8 ..) that hold z-neighbours (up to end + reach - 1).
+// vector beside it (k + lanes ..) that hold z-neighbours (up to end + reach - 1).
 struct TailMasks {
-  __mmask8 output, after;
+  wide::Mask output, after;
 };
 
-inline __mmask8 first_lanes(std::int64_t count) {
-  return static_cast<__mmask8>(count >= lanes ? 0xffu : count <= 0 ? 0u : (1u << count) - 1);
-}
+using wide::first_lanes;
 
-// Lanes k .. k + 7 of row y of `Planes` consecutive planes (`at`: lane k of the first
+// Lanes k .. k + lanes - 1 of row y of `Planes` consecutive planes (`at`: lane k of the first
 // plane's row; `target`: the same point of the output). here[p] holds the centre vector
 // of plane p, below[p] the vector before it; both move on by one vector. Masked (the last
 // vectors of a row), every load and the store take the lanes `masks` give.
@@ -164,8 +161,8 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Masked>
     const Vector sum =
         column_sweep::point_value<Radius, PointLanes, Symmetric>(c, along_x, p, y_lower, y_upper, below[p], above);
     double* out = target + p * out_stride_x;
-    if (Masked && masks.output != 0xff)
-      stream_lanes(out, sum, std::popcount(static_cast<unsigned>(masks.output)));
+    if (Masked && !wide::all_lanes(masks.output))
+      stream_lanes(out, sum, wide::count(masks.output));
     else
       stream(out, sum);
     below[p] = here[p];
@@ -175,8 +172,8 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Masked>
 
 // Rows 0 .. rows - 1 of `Planes` planes from `centre` (lane 0 of row 0 of the first), each
 // `end` lanes long, written to `out`, while `prefetches` runs. The first `head` lanes of
-// each row (0 .. 7) are one masked vector of their own, so that every later vector's loads
-// start on a cache line (sweep says when).
+// each row (0 .. lanes - 1) are one masked vector of their own, so that every later
+// vector's loads start on a vector boundary (sweep says when).
 template <int Radius, int PointLanes, bool Symmetric, int Planes>
 void sweep_rows(const Coefficients<Radius, Vector>& shared, const double* centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t head, std::int64_t end, double* out,
@@ -184,8 +181,8 @@ void sweep_rows(const Coefficients<Radius, Vector>& shared, const double* centre
   // A local copy stays in registers (column_sweep.hpp's sweep_column says why).
   const Coefficients<Radius, Vector> c = shared;
   constexpr int reach = Radius * PointLanes;
-  const __mmask8 before = static_cast<__mmask8>(0xffu << (lanes - reach));
-  const TailMasks whole{0xff, 0xff};
+  const wide::Mask before = wide::last_lanes(reach);
+  const TailMasks whole{first_lanes(lanes), first_lanes(lanes)};
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* row = centre + y * stride_y;
     double* target = out + y * out_stride_y;
@@ -193,8 +190,8 @@ void sweep_rows(const Coefficients<Radius, Vector>& shared, const double* centre
     auto start_at = [&](std::int64_t k) {
 #pragma GCC unroll 3
       for (int p = 0; p < Planes; ++p) {
-        below[p] = _mm512_maskz_loadu_pd(before, row + p * stride_x + k - lanes);
-        here[p] = _mm512_maskz_loadu_pd(first_lanes(end + reach - k), row + p * stride_x + k);
+        below[p] = wide::load(row + p * stride_x + k - lanes, before);
+        here[p] = wide::load(row + p * stride_x + k, first_lanes(end + reach - k));
       }
     };
     start_at(0);
@@ -244,22 +241,24 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       std::max<std::int64_t>(lanes, level1_cache_bytes() / (rows_held * bytes) / lanes * lanes);
   const std::int64_t segments = (extent[2] + longest_segment - 1) / longest_segment;
   const std::int64_t segment = (extent[2] / segments + lanes - 1) / lanes * lanes;
-  // Where rows are whole cache lines apart (padded rows of a multiple of 8 lanes: 8
-  // float64 points or 4 complex128 ones, as in 96^3 and 192^3 grids at radius 2), every
-  // row and plane starts at the first row's offset in its line, and if that is not 0,
-  // every 64-byte load of the sweep spans two lines. A first vector of `head` lanes
-  // (masked) then brings every later one onto lines: measured at numpy's 16-byte offset,
-  // complex128 1.14-1.22x, float64 188^3 1.27x (kernel_ab.py, session 21). Not where the
-  // output would lose the 16-byte alignment its streamed stores need, and not for rows
-  // that alternate between two offsets: a head per row there measured 0.97-1.02x (half
-  // their loads are on lines either way).
-  const auto offset = reinterpret_cast<std::uintptr_t>(centre) % 64;
-  const auto lanes_to_line = static_cast<std::int64_t>((64 - offset) % 64 / bytes);
-  const bool rows_on_lines = stride_y * bytes % 64 == 0 && offset % bytes == 0;
-  const bool output_aligned = reinterpret_cast<std::uintptr_t>(out + lanes_to_line) % 16 == 0;
-  const std::int64_t head = rows_on_lines && output_aligned && extent[2] >= 2 * lanes ? lanes_to_line : 0;
+  // Where rows are whole vectors apart (padded rows of a multiple of the vector's lanes:
+  // on 8-lane vectors, 8 float64 points or 4 complex128 ones, as in 96^3 and 192^3 grids
+  // at radius 2), every row and plane starts at the first row's offset in a vector's
+  // width, and if that is not 0, the sweep's loads cross lines (every 64-byte load; every
+  // other 32-byte one). A first vector of `head` lanes (masked) then brings every later
+  // one onto a vector boundary: measured on 8 lanes at numpy's 16-byte offset, complex128
+  // 1.14-1.22x, float64 188^3 1.27x (kernel_ab.py, session 21). Not where the output would
+  // lose the 16-byte alignment its streamed stores need, and not for rows that alternate
+  // between two offsets: a head per row there measured 0.97-1.02x (half their loads are
+  // on lines either way).
+  constexpr std::int64_t vector_bytes = sizeof(Vector);
+  const auto offset = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(centre) % vector_bytes);
+  const std::int64_t lanes_to_boundary = (vector_bytes - offset) % vector_bytes / bytes;
+  const bool rows_on_boundaries = stride_y * bytes % vector_bytes == 0 && offset % bytes == 0;
+  const bool output_aligned = reinterpret_cast<std::uintptr_t>(out + lanes_to_boundary) % 16 == 0;
+  const std::int64_t head = rows_on_boundaries && output_aligned && extent[2] >= 2 * lanes ? lanes_to_boundary : 0;
   // Segment s covers lanes [segment_begin(s), segment_begin(s + 1)): the first takes the
-  // head on top, so every later one starts on a line too.
+  // head on top, so every later one starts on a boundary too.
   auto segment_begin = [&](std::int64_t s) { return s == 0 ? 0 : std::min(extent[2], head + s * segment); };
   std::int64_t vectors_per_row = head > 0;
   for (std::int64_t s = 0; segment_begin(s) < extent[2]; ++s)
