@@ -53,12 +53,16 @@ using wide::Vector;
 constexpr int planes_per_step = 3;
 
 // Whether the sweep beats kernel.cpp's row slide on the build's vectors. On 4-lane
-// vectors (AVX2; Zen 3, 32 KiB L1) it does not: three planes at a time ran at 0.14-0.2x
-// the one-plane sweep, with or without the prefetches, with the output a whole line per
-// plane at a time, and on a grid within the L2 (so not the memory: something in the
-// core), and one plane at a time ran level with the row slide (docs/benchmarks.md,
-// session 22), so there the row slide serves; with this set to true the kernel's tests
-// pass on 4 lanes too.
+// vectors (AVX2; Zen 3) it does not: three planes at a time ran at 0.19-0.37x the
+// one-plane sweep, which runs at about the row slide's rate (docs/benchmarks.md, session
+// 22).
+// The cause is the streamed stores of planes whose rows lie at the same offset in their
+// 4 KiB pages (an n^3 grid whose plane is a multiple of 4 KiB: 32^3, 96^3, 192^3
+// float64), filled half a line per store and interleaved: with the output planes 512
+// bytes apart the three planes ran 1.15x one plane, and on 24^3 (planes 4.5 KiB) 1.10x.
+// Buffering each row and streaming it after the row (0.57-0.86x) or plain stores did not
+// cure it. So there the row slide serves; with this set to true the kernel's tests pass
+// on 4 lanes too.
 constexpr bool beats_row_slide = lanes == 8;
 
 // Stores the first `count` lanes of `value` past the caches, in the widest pieces the
