@@ -4,7 +4,7 @@ The kernel issue asks for 85 % of STREAM Copy on grids that come from memory. Th
 script builds benchmarks/streaming_limit/probe.cpp against the working tree's core
 library (as kernel_ab.py does) and runs it: STREAM Copy; a one-stream stencil (the
 kernel's arithmetic and bytes per point, every neighbour from the one stream it reads);
-the Laplacian in row order on 8-lane vectors (the same arithmetic plus the x- and
+the Laplacian in row order, one plane at a time (the same arithmetic plus the x- and
 y-neighbour rows, bit for bit the library's output); the same over P = 2, 3, 4 x-planes
 at a time with the next step's planes prefetched and rows in bands (session 20: what
 the kernel's streamed_planes.hpp does), and over 3 planes without bands or without
@@ -13,6 +13,8 @@ same G grids of n^3 float64 applied in turn, in interleaved rounds, with the arr
 4 KiB pages and on huge pages (numpy madvises its arrays from 4 MiB, so the Python
 benchmarks see the second). Each cell is the median over the probe's runs of each run's
 median round, as % of the same run's Copy (docs/benchmarks.md, sessions 18 and 20).
+Every loop runs on the build's widest vectors (8 lanes with AVX-512, 4 with AVX2; the
+one-plane loop was called rows_8_lanes before session 22).
 
     .venv/bin/python benchmarks/streaming_limit.py [--n 96] [--grids 32] [--repeats 3] [--realtime]
 """
@@ -40,6 +42,7 @@ def build(build_dir: Path) -> Path:
             "-Wall",
             "-Wextra",
             f"-I{ROOT / 'cpp' / 'include'}",
+            f"-I{ROOT / 'cpp' / 'src'}",
             f"-I{ROOT / '.venv' / 'include'}",
             str(PROBE),
             str(library),
@@ -73,7 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     executable = build(args.build_dir)
     prefix = ["chrt", "-f", "50"] if args.realtime else []
     print(f"{args.grids} x {args.n}^3 float64, median of {args.repeats} probe runs, % of the same run's Copy")
-    columns = ("one_stream", "rows_8_lanes", "library", *PLANES)
+    columns = ("one_stream", "rows_one_plane", "library", *PLANES)
     print(f"| pages | Copy Mpoints/s | {' | '.join(columns)} | all == library |")
     print(f"|---|---:|{'---:|' * len(columns)}---|")
     failed = False

@@ -47,7 +47,7 @@ def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:
 
 
 def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_dir: Path) -> None:
-    """The probe's 8-lane row loops (one plane, and 2, 3 or 4 planes at a time) are the
+    """The probe's row loops on wide vectors (one plane, and 2, 3 or 4 planes at a time) are the
     Laplacian in the documented order: their outputs equal the library's bit for bit, on
     4 KiB and on huge pages; every loop reports a share of the same run's Copy."""
     command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "24", "--grids", "2"]

@@ -5,19 +5,21 @@
 //
 // - copy: STREAM Copy (the library's stream_copy), the reference;
 // - one_stream: a 13-point symmetric stencil whose neighbours all come from the one
-//   stream it reads (lanes +-1, +-2 by valignq, +-8 .. +-32 held in registers): the
-//   kernel's arithmetic per point (7 multiplies, 12 adds, 4 lane shifts on 8-lane
-//   vectors) and its bytes (one read, one streamed write), without its neighbour rows;
-// - rows_8_lanes: the Laplacian on the padded grids in row order with 8-lane vectors:
+//   stream it reads (lanes +-1, +-2 by lane shifts, 1 .. 4 vectors away held in
+//   registers): the kernel's arithmetic per point (7 multiplies, 12 adds, 4 lane
+//   shifts) and its bytes (one read, one streamed write), without its neighbour rows;
+// - rows_one_plane: the Laplacian on the padded grids in row order, one plane at a time:
 //   the same arithmetic plus the x-neighbour rows (four planes, in the L2) and the
 //   y-neighbour rows (in the L1), each plane prefetched a plane ahead, the output
 //   streamed as the library streams it; checked bit for bit against the library's;
 // - library: hybridfd::apply_stencil on the padded grids, as apply_padded calls it;
-// - planes_P: rows_8_lanes over P x-planes at a time (session 20), the next step's planes
+// - planes_P: rows_one_plane over P x-planes at a time (session 20), the next step's planes
 //   prefetched and rows in bands for half the L2, as the kernel's streamed_planes.hpp
 //   does; planes_3_whole_planes without bands, planes_3_no_prefetch without prefetches.
 //
-// float64, radius 2. Prints one JSON line: each loop's median rate over the rounds.
+// Every loop runs on the build's widest vectors (wide_vector.hpp: 8 lanes with AVX-512,
+// 4 with AVX2). float64, radius 2. Prints one JSON line: each loop's median rate over the
+// rounds.
 #include <immintrin.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -35,17 +37,19 @@
 
 #include "hybridfd/kernel.hpp"
 #include "hybridfd/peak.hpp"
+#include "wide_vector.hpp"
 
-#if !defined(__AVX512F__)
-#error "the probe's loops are written for AVX-512 (build on a CPU with it, -march=native)"
+#if !defined(HYBRIDFD_WIDE_VECTOR)
+#error "the probe's loops need AVX2 or AVX-512 (build on a CPU with one, -march=native)"
 #endif
 
 using namespace hybridfd;
 
 namespace {
 
-using Vector = __m512d;
-constexpr int lanes = 8;
+using wide::lanes;
+using wide::load;
+using wide::Vector;
 
 struct Options {
   std::int64_t n = 96;
@@ -95,43 +99,39 @@ double* allocate(std::int64_t count, bool huge_pages) {
   return data;
 }
 
-template <int Shift>
-[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
-  return _mm512_castsi512_pd(
-      _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
-}
+using wide::align;
 
 struct Weights {
   // The Laplacian's coefficients at unit spacing, the same on every axis: centre,
   // distance 1, distance 2.
   Vector centre, near, far;
   explicit Weights(const Stencil& s)
-      : centre(_mm512_set1_pd(s.centre)), near(_mm512_set1_pd(s.minus[0][0])), far(_mm512_set1_pd(s.minus[0][1])) {}
+      : centre(Vector{} + s.centre), near(Vector{} + s.minus[0][0]), far(Vector{} + s.minus[0][1]) {}
 };
 
-// The one-stream stencil over `count` lanes (from lane 32 to count - 40: the window's
-// reach): window[j] holds the vector at lane i + 8 (j - 4).
+// The one-stream stencil over `count` lanes (from lane 4 vectors in to 5 vectors from the
+// end: the window's reach): window[j] holds the vector at lane i + lanes (j - 4).
 void one_stream(const Weights& shared, const double* source, double* target, std::int64_t count) {
   const Weights w = shared;
   Vector window[9];
-  for (int j = 0; j < 8; ++j) window[j] = _mm512_load_pd(source + j * lanes);
+  for (int j = 0; j < 8; ++j) window[j] = load(source + j * lanes);
   for (std::int64_t i = 4 * lanes; i + 5 * lanes <= count; i += lanes) {
-    window[8] = _mm512_load_pd(source + i + 4 * lanes);
+    window[8] = load(source + i + 4 * lanes);
     Vector sum = w.centre * window[4];
     sum = sum + w.near * (window[3] + window[5]);
     sum = sum + w.far * (window[2] + window[6]);
     sum = sum + w.near * (window[1] + window[7]);
     sum = sum + w.far * (window[0] + window[8]);
-    sum = sum + w.near * (align<7>(window[4], window[3]) + align<1>(window[5], window[4]));
-    sum = sum + w.far * (align<6>(window[4], window[3]) + align<2>(window[5], window[4]));
-    _mm512_stream_pd(target + i, sum);
+    sum = sum + w.near * (align<lanes - 1>(window[4], window[3]) + align<1>(window[5], window[4]));
+    sum = sum + w.far * (align<lanes - 2>(window[4], window[3]) + align<2>(window[5], window[4]));
+    wide::stream_aligned(target + i, sum);
     for (int j = 0; j < 8; ++j) window[j] = window[j + 1];
   }
 }
 
-// The Laplacian on one padded grid (n + 4)^3 into its n^3 output, row by row, 8 lanes at
+// The Laplacian on one padded grid (n + 4)^3 into its n^3 output, row by row, a vector at
 // a time, in the documented order (centre, x pairs, y pairs, z pairs; c * (lower + upper)).
-void rows_8_lanes(const Weights& shared, const double* padded, double* out, std::int64_t n) {
+void rows_one_plane(const Weights& shared, const double* padded, double* out, std::int64_t n) {
   const Weights w = shared;  // in registers: through the reference, reloaded after every store
   const std::int64_t row = n + 4, plane = row * row;
   const std::int64_t plane_lines = plane * 8 / 64, vectors = n * n / lanes;
@@ -145,20 +145,20 @@ void rows_8_lanes(const Weights& shared, const double* padded, double* out, std:
     for (std::int64_t y = 0; y < n; ++y) {
       const double* centre = padded + (x + 2) * plane + (y + 2) * row + 2;
       double* target = out + (x * n + y) * n;
-      Vector below = _mm512_loadu_pd(centre - lanes), here = _mm512_loadu_pd(centre);
+      Vector below = load(centre - lanes), here = load(centre);
       for (std::int64_t k = 0; k < n; k += lanes, ++vector) {
         for (const std::int64_t due = ahead_lines * (vector + 1) / vectors; prefetched < due; ++prefetched)
           __builtin_prefetch(ahead + prefetched * 64, 0, 3);
         const double* at = centre + k;
-        const Vector above = _mm512_loadu_pd(at + lanes);
+        const Vector above = load(at + lanes);
         Vector sum = w.centre * here;
-        sum = sum + w.near * (_mm512_loadu_pd(at - plane) + _mm512_loadu_pd(at + plane));
-        sum = sum + w.far * (_mm512_loadu_pd(at - 2 * plane) + _mm512_loadu_pd(at + 2 * plane));
-        sum = sum + w.near * (_mm512_loadu_pd(at - row) + _mm512_loadu_pd(at + row));
-        sum = sum + w.far * (_mm512_loadu_pd(at - 2 * row) + _mm512_loadu_pd(at + 2 * row));
-        sum = sum + w.near * (align<7>(here, below) + align<1>(above, here));
-        sum = sum + w.far * (align<6>(here, below) + align<2>(above, here));
-        _mm512_stream_pd(target + k, sum);
+        sum = sum + w.near * (load(at - plane) + load(at + plane));
+        sum = sum + w.far * (load(at - 2 * plane) + load(at + 2 * plane));
+        sum = sum + w.near * (load(at - row) + load(at + row));
+        sum = sum + w.far * (load(at - 2 * row) + load(at + 2 * row));
+        sum = sum + w.near * (align<lanes - 1>(here, below) + align<1>(above, here));
+        sum = sum + w.far * (align<lanes - 2>(here, below) + align<2>(above, here));
+        wide::stream_aligned(target + k, sum);
         below = here, here = above;
       }
     }
@@ -192,32 +192,31 @@ void planes_at_once(const Weights& shared, const double* padded, double* out, st
         double* target = out + (x * n + y) * n;
         Vector below[P], here[P];
 #pragma GCC unroll 8
-        for (int p = 0; p < P; ++p)
-          below[p] = _mm512_loadu_pd(centre + p * plane - lanes), here[p] = _mm512_loadu_pd(centre + p * plane);
+        for (int p = 0; p < P; ++p) below[p] = load(centre + p * plane - lanes), here[p] = load(centre + p * plane);
         for (std::int64_t k = 0; k < n; k += lanes, ++vector) {
           if constexpr (Prefetch)
             for (const std::int64_t due = ahead_lines * (vector + 1) / vectors; prefetched < due; ++prefetched)
               __builtin_prefetch(ahead + prefetched / run_lines * plane * 8 + prefetched % run_lines * 64, 0, 3);
           const double* at = centre + k;
           Vector along[P + 4];  // planes x - 2 .. x + P + 1
-          along[0] = _mm512_loadu_pd(at - 2 * plane);
-          along[1] = _mm512_loadu_pd(at - plane);
-          along[P + 2] = _mm512_loadu_pd(at + P * plane);
-          along[P + 3] = _mm512_loadu_pd(at + (P + 1) * plane);
+          along[0] = load(at - 2 * plane);
+          along[1] = load(at - plane);
+          along[P + 2] = load(at + P * plane);
+          along[P + 3] = load(at + (P + 1) * plane);
 #pragma GCC unroll 8
           for (int p = 0; p < P; ++p) along[p + 2] = here[p];
 #pragma GCC unroll 8
           for (int p = 0; p < P; ++p) {
             const double* c = at + p * plane;
-            const Vector above = _mm512_loadu_pd(c + lanes);
+            const Vector above = load(c + lanes);
             Vector sum = w.centre * here[p];
             sum = sum + w.near * (along[p + 1] + along[p + 3]);
             sum = sum + w.far * (along[p] + along[p + 4]);
-            sum = sum + w.near * (_mm512_loadu_pd(c - row) + _mm512_loadu_pd(c + row));
-            sum = sum + w.far * (_mm512_loadu_pd(c - 2 * row) + _mm512_loadu_pd(c + 2 * row));
-            sum = sum + w.near * (align<7>(here[p], below[p]) + align<1>(above, here[p]));
-            sum = sum + w.far * (align<6>(here[p], below[p]) + align<2>(above, here[p]));
-            _mm512_stream_pd(target + p * n * n + k, sum);
+            sum = sum + w.near * (load(c - row) + load(c + row));
+            sum = sum + w.far * (load(c - 2 * row) + load(c + 2 * row));
+            sum = sum + w.near * (align<lanes - 1>(here[p], below[p]) + align<1>(above, here[p]));
+            sum = sum + w.far * (align<lanes - 2>(here[p], below[p]) + align<2>(above, here[p]));
+            wide::stream_aligned(target + p * n * n + k, sum);
             below[p] = here[p], here[p] = above;
           }
         }
@@ -255,7 +254,7 @@ int main(int argc, char** argv) {
     for (int g = 0; g < o.grids; ++g) apply_stencil(stencil, plan, padded[g], whole, library_out[g]);
   };
   auto rows = [&] {
-    for (int g = 0; g < o.grids; ++g) rows_8_lanes(weights, padded[g], rows_out[g], n);
+    for (int g = 0; g < o.grids; ++g) rows_one_plane(weights, padded[g], rows_out[g], n);
     _mm_sfence();
   };
   auto stream = [&] {
@@ -271,7 +270,7 @@ int main(int argc, char** argv) {
   std::vector<Loop> loops;
   loops.push_back({"copy", copy, {}});
   loops.push_back({"one_stream", stream, {}});
-  loops.push_back({"rows_8_lanes", rows, {}});
+  loops.push_back({"rows_one_plane", rows, {}});
   loops.push_back({"library", library, {}});
   // The P-plane loops, each with outputs of its own (checked against the library's).
   const std::int64_t half_level2 = std::max<long>(sysconf(_SC_LEVEL2_CACHE_SIZE), 1 << 20) / 2;
