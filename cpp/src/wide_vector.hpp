@@ -43,19 +43,14 @@ inline Vector load(const double* source, Mask mask) { return _mm512_maskz_loadu_
 inline void store(double* target, Vector value) { _mm512_storeu_pd(target, value); }
 inline void store(double* target, Mask mask, Vector value) { _mm512_mask_storeu_pd(target, mask, value); }
 
-// Lanes Shift .. Shift + 7 of the 16 lanes `lower`, `upper`: one `valignq`. (Through the
-// zero-masked form with every lane kept: the plain intrinsic trips GCC 12's
-// -Wmaybe-uninitialized on its undefined pass-through operand; a generic shuffle
-// compiles to vpermt2pd, which needs an index register per offset.)
+// align's shifts 1 .. 7: one `valignq`. (Through the zero-masked form with every lane
+// kept: the plain intrinsic trips GCC 12's -Wmaybe-uninitialized on its undefined
+// pass-through operand; a generic shuffle compiles to vpermt2pd, which needs an index
+// register per offset.)
 template <int Shift>
-[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
-  if constexpr (Shift == 0)
-    return lower;
-  else if constexpr (Shift == lanes)
-    return upper;
-  else
-    return _mm512_castsi512_pd(
-        _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
+[[gnu::always_inline]] inline Vector shift_lanes(Vector upper, Vector lower) {
+  return _mm512_castsi512_pd(
+      _mm512_maskz_alignr_epi64(0xff, _mm512_castpd_si512(upper), _mm512_castpd_si512(lower), Shift));
 }
 
 // Stores past the caches: at a 64-byte aligned address, and at a 16-byte aligned one in
@@ -98,16 +93,10 @@ inline Vector load(const double* source, Mask mask) { return _mm256_maskload_pd(
 inline void store(double* target, Vector value) { _mm256_storeu_pd(target, value); }
 inline void store(double* target, Mask mask, Vector value) { _mm256_maskstore_pd(target, mask, value); }
 
-// Lanes Shift .. Shift + 3 of the 8 lanes `lower`, `upper`: a vperm2f128, and a vshufpd
-// for an odd shift.
+// align's shifts 1 .. 3: a vperm2f128, and a vshufpd for an odd shift.
 template <int Shift>
-[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
-  if constexpr (Shift == 0)
-    return lower;
-  else if constexpr (Shift == lanes)
-    return upper;
-  else
-    return __builtin_shufflevector(lower, upper, Shift, Shift + 1, Shift + 2, Shift + 3);
+[[gnu::always_inline]] inline Vector shift_lanes(Vector upper, Vector lower) {
+  return __builtin_shufflevector(lower, upper, Shift, Shift + 1, Shift + 2, Shift + 3);
 }
 
 inline void stream_aligned(double* target, Vector value) { _mm256_stream_pd(target, value); }
@@ -119,6 +108,18 @@ inline void stream_pieces(double* target, Vector value) {
 #endif
 
 inline bool all_lanes(Mask mask) { return count(mask) == lanes; }
+
+// Lanes Shift .. Shift + lanes - 1 of the 2 x lanes lanes of `lower` then `upper`
+// (0 <= Shift <= lanes).
+template <int Shift>
+[[gnu::always_inline]] inline Vector align(Vector upper, Vector lower) {
+  if constexpr (Shift == 0)
+    return lower;
+  else if constexpr (Shift == lanes)
+    return upper;
+  else
+    return shift_lanes<Shift>(upper, lower);
+}
 
 }  // namespace wide
 }  // namespace
