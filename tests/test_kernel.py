@@ -293,9 +293,9 @@ def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", [1, 2, 3])
 def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetric):
-    """Grids in cache, which a build with wide vectors sweeps in columns of 8 lanes
-    (AVX-512) or 4 (AVX2) along y, two planes at a time, in bands of rows
-    (column_sweep.hpp): rows of every length modulo 8 lanes (the last column masked), an
+    """Grids in cache, which an AVX-512 build sweeps in columns of 8 lanes along y, two
+    planes at a time, in bands of rows (column_sweep.hpp; an AVX2 build slides rows,
+    kernel.cpp): rows of every length modulo 8 lanes (the last column masked), an
     odd number of planes, more rows than one band holds (bands fit 2r + 2 planes' rows in
     the L1: with a 32-48 KiB L1, 2-34 rows of 40 and 47 lanes), and regions that start
     and end at every lane modulo 8."""
