@@ -21,6 +21,11 @@ def test_python_is_ruff_clean() -> None:
 
 
 def test_cpp_is_clang_formatted() -> None:
-    sources = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "cpp").rglob("*") if p.suffix in (".cpp", ".hpp"))
+    sources = sorted(
+        str(path.relative_to(ROOT))
+        for folder in ("cpp", "tests", "benchmarks")
+        for path in (ROOT / folder).rglob("*")
+        if path.suffix in (".cpp", ".hpp")
+    )
     assert sources
     check([str(BIN / "clang-format"), "--dry-run", "--Werror", *sources])

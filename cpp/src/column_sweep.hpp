@@ -53,8 +53,8 @@ constexpr bool serves = Radius <= 3 && Radius * PointLanes <= lanes;
 // 0.80x, complex128 24^3 0.83x, and 256 grids of 24^3 applied in turn 0.46x; reading the
 // vectors beside the centre unmasked (1.04-1.09x), z-windows by loads instead of lane
 // shifts (0.97-1.10x), one plane at a time (0.95-1.0x) or pair sums on the multiply pipes
-// as fma(a, 1, b) (0.78-0.89x) did not change that. There the row slide serves; with this
-// set to true the kernel's tests pass on 4 lanes too (session 22).
+// as fma(a, 1, b) (0.78-0.89x) did not change that. There the row slide serves, and
+// tests/test_kernel_sweeps.py runs the sweeps on 4 lanes all the same.
 constexpr bool beats_row_slide = lanes == 8;
 
 // Lanes k + Offset .. of the centre vector (lanes k ..) from the vectors beside it

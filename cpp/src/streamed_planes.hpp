@@ -61,8 +61,8 @@ constexpr int planes_per_step = 3;
 // float64), filled half a line per store and interleaved: with the output planes 512
 // bytes apart the three planes ran 1.15x one plane, and on 24^3 (planes 4.5 KiB) 1.10x.
 // Buffering each row and streaming it after the row (0.57-0.86x) or plain stores did not
-// cure it. So there the row slide serves; with this set to true the kernel's tests pass
-// on 4 lanes too.
+// cure it. So there the row slide serves, and tests/test_kernel_sweeps.py runs the sweep
+// on 4 lanes all the same.
 constexpr bool beats_row_slide = lanes == 8;
 
 // Stores the first `count` lanes of `value` past the caches, in the widest pieces the
