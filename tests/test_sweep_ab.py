@@ -1,0 +1,41 @@
+"""benchmarks/sweep_ab.py, the quick A/B of one wide-vector sweep: two builds of the
+sweeps' test driver (revisions HEAD and the working tree's headers) run on the same grids
+in alternating rounds; every sweep, both dtypes, must report its two rates and agree bit
+for bit (the driver itself is tested by test_kernel_sweeps.py)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        ["--sweep", "streamed_planes", "--dtype", "complex128", "--output-plane-pad", "512"],
+        ["--sweep", "columns", "--dtype", "float64", "--offset", "0"],
+    ],
+    ids=["streamed_planes", "columns"],
+)
+def test_two_builds_agree_and_report_rates(case: list[str]) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), "--a", "HEAD", "--n", "10", "--grids", "2"]
+    command += ["--rounds", "2", "--radius", "1", *case]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    row = next(line for line in completed.stdout.splitlines() if line.startswith(f"| {case[1]} r=1"))
+    a, b, ratio, identical = re.fullmatch(r"\| [^|]+ \| (\d+) \| (\d+) \| \*\*([\d.]+)\*\* \| (\w+) \|", row).groups()
+    assert int(a) > 0 and int(b) > 0 and float(ratio) > 0
+    assert identical == "True"
+
+
+def test_rejects_an_offset_that_splits_a_lane() -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), "--offset", "12"]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert completed.returncode == 2
+    assert "--offset 12" in completed.stderr
