@@ -28,6 +28,7 @@ import statistics
 import subprocess
 import sys
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -109,22 +110,34 @@ def core_library(build: Path) -> Path:
     return build / "core" / "libhybridfd_core.a"
 
 
-def renamed_kernel(tree: Path, side: str, build: Path) -> Path:
-    """kernel.cpp of ``tree`` compiled, its hybridfd:: globals renamed with suffix _``side``:
-    the first name after the namespace gets it (apply_stencil -> apply_stencil_a), which
-    is how the harness's declarations of apply_stencil_a / _b mangle."""
-    plain = build / f"kernel_{side}.plain.o"
-    target = build / f"kernel_{side}.o"
-    includes = [f"-I{tree / 'cpp' / 'include'}", f"-I{tree / 'cpp' / 'src'}", f"-I{ROOT / '.venv' / 'include'}"]
-    source = tree / "cpp" / "src" / "kernel.cpp"
-    # The same source, headers and flags as last time: the object is reused.
-    stamp = hashlib.sha256(" ".join([*FLAGS, *includes]).encode())
+def kernel_includes(tree: Path) -> list[str]:
+    return [f"-I{tree / 'cpp' / 'include'}", f"-I{tree / 'cpp' / 'src'}", f"-I{ROOT / '.venv' / 'include'}"]
+
+
+def kernel_digest(tree: Path) -> str:
+    """What the compiler sees of ``tree``'s kernel: flags, include paths and every source
+    and header of cpp/. Two revisions whose kernel is the same compile once."""
+    stamp = hashlib.sha256(" ".join([*FLAGS, *kernel_includes(Path("."))]).encode())
     for path in sorted((tree / "cpp").rglob("*.[ch]pp")):
-        stamp.update(path.read_bytes())
-    stamp_file = build / f"kernel_{side}.stamp"
-    if not (plain.exists() and stamp_file.exists() and stamp_file.read_text() == stamp.hexdigest()):
-        run(["c++", *FLAGS, *includes, "-c", str(source), "-o", str(plain)])
-        stamp_file.write_text(stamp.hexdigest())
+        stamp.update(path.relative_to(tree).as_posix().encode() + b"\0" + path.read_bytes())
+    return stamp.hexdigest()[:16]
+
+
+def compiled_kernel(tree: Path, build: Path) -> Path:
+    """kernel.cpp of ``tree`` compiled (reused while its digest is unchanged)."""
+    plain = build / f"kernel_{kernel_digest(tree)}.plain.o"
+    if not plain.exists():
+        partial = plain.with_suffix(".partial")
+        run(["c++", *FLAGS, *kernel_includes(tree), "-c", str(tree / "cpp" / "src" / "kernel.cpp"), "-o", str(partial)])
+        partial.rename(plain)
+    return plain
+
+
+def renamed_kernel(plain: Path, side: str, build: Path) -> Path:
+    """A compiled kernel with its hybridfd:: globals renamed with suffix _``side``: the
+    first name after the namespace gets it (apply_stencil -> apply_stencil_a), which is
+    how the harness's declarations of apply_stencil_a / _b mangle."""
+    target = build / f"kernel_{side}.o"
     symbols = run(["nm", "-g", "--defined-only", "--format=posix", str(plain)]).stdout.split("\n")
     renames = []
     for line in filter(None, symbols):
@@ -157,8 +170,19 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
                 f"{header} differs between the revisions or from the working tree: "
                 "kernel_ab compares kernels behind the same interface"
             )
-    library = core_library(build)
-    objects = [renamed_kernel(trees[side], side, build) for side in ("a", "b")]
+    # The core library and each distinct kernel compile side by side (kernel.cpp, one
+    # translation unit, takes minutes at -O3: in turn, three of them took most of the
+    # tool's time).
+    distinct = {kernel_digest(tree): tree for tree in trees.values()}
+    with ThreadPoolExecutor(len(distinct) + 1) as pool:
+        library = pool.submit(core_library, build)
+        compiling = {digest: pool.submit(compiled_kernel, tree, build) for digest, tree in distinct.items()}
+        compiled = {digest: future.result() for digest, future in compiling.items()}
+        library = library.result()
+    for stale in build.glob("kernel_*.plain.o"):
+        if stale.stem.removeprefix("kernel_").removesuffix(".plain") not in compiled:
+            stale.unlink()
+    objects = [renamed_kernel(compiled[kernel_digest(trees[side])], side, build) for side in ("a", "b")]
     executable = build / "kernel_ab"
     run(
         [
