@@ -144,8 +144,8 @@ def renamed_kernel(plain: Path, side: str, build: Path) -> Path:
         name, kind = line.split()[:2]
         # Weak symbols (inline functions, templates) are not renamed: the linker keeps one
         # copy for both kernels. That is right for the shared headers (checked to agree);
-        # a private header of cpp/src whose code may differ between the revisions must
-        # give it internal linkage, as column_sweep.hpp does, or both sides run one copy.
+        # a private header of cpp/src whose code differs between the revisions must give
+        # it internal linkage, as column_sweep.hpp does (build_harness checks).
         if kind not in "TDBR":
             continue
         match = re.match(r"_ZN8hybridfd(\d+)", name)
@@ -159,6 +159,32 @@ def renamed_kernel(plain: Path, side: str, build: Path) -> Path:
     table.write_text("\n".join(renames) + "\n")
     run(["objcopy", f"--redefine-syms={table}", str(plain), str(target)])
     return target
+
+
+def weak_function_bodies(compiled: Path) -> dict[str, str]:
+    """The code of each weak function (inline function, template) an object defines, as
+    objdump shows it: each in its own section from address 0, relocations by name, so
+    that the same code reads the same in two objects."""
+    listing = run(["nm", "-g", "--defined-only", "--format=posix", str(compiled)]).stdout.splitlines()
+    weak = {fields[0] for fields in map(str.split, listing) if len(fields) > 1 and fields[1] == "W"}
+    bodies: dict[str, list[str]] = {}
+    current: list[str] | None = None
+    for line in run(["objdump", "-d", "-r", "--no-show-raw-insn", str(compiled)]).stdout.splitlines():
+        header = re.fullmatch(r"[0-9a-f]+ <(.+)>:", line)
+        if header:
+            current = bodies.setdefault(header.group(1), []) if header.group(1) in weak else None
+        elif current is not None and line.strip():
+            current.append(re.sub(r"^\s*[0-9a-f]+:\s*", "", line))
+    return {name: "\n".join(lines) for name, lines in bodies.items()}
+
+
+def differing_weak_functions(first: Path, second: Path) -> list[str]:
+    """Weak functions both objects define with different code, demangled. The linker keeps
+    one copy of each for both kernels, so such a function would run one revision's code
+    on both sides of the comparison, unseen."""
+    bodies = [weak_function_bodies(compiled) for compiled in (first, second)]
+    names = sorted(name for name in bodies[0].keys() & bodies[1].keys() if bodies[0][name] != bodies[1][name])
+    return run(["c++filt", *names]).stdout.splitlines() if names else []
 
 
 def build_harness(a: str, b: str | None, build: Path) -> Path:
@@ -179,6 +205,14 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
         compiling = {digest: pool.submit(compiled_kernel, tree, build) for digest, tree in distinct.items()}
         compiled = {digest: future.result() for digest, future in compiling.items()}
         library = library.result()
+    if len(compiled) == 2:
+        differing = differing_weak_functions(*compiled.values())
+        if differing:
+            raise SystemExit(
+                "the two kernels define these weak (inline or template) functions differently, and the "
+                "linker would keep one copy for both: give them internal linkage (an unnamed namespace, "
+                "as column_sweep.hpp does):\n  " + "\n  ".join(differing)
+            )
     for stale in build.glob("kernel_*.plain.o"):
         if stale.stem.removeprefix("kernel_").removesuffix(".plain") not in compiled:
             stale.unlink()

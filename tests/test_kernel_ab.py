@@ -2,7 +2,8 @@
 builds the kernel at two revisions into one harness (symbols renamed apart), runs them on
 the same arrays and reports each case's rates, their ratio and whether every output lane
 agreed. Two copies of one revision must build, run every input layout the cases name, and
-agree bit for bit. Also benchmarks/streaming_limit.py, which builds its probe against the
+agree bit for bit, and weak functions two kernels define differently must be named, not
+linked once for both. Also benchmarks/streaming_limit.py, which builds its probe against the
 same core library (one build for both tests)."""
 
 from __future__ import annotations
@@ -72,3 +73,21 @@ def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
     assert completed.returncode != 0
     assert "--n must be a multiple of 24, at least 24, got 20" in completed.stderr + completed.stdout
+
+
+def test_weak_functions_that_differ_between_the_kernels_are_named(tmp_path: Path) -> None:
+    """An inline function two revisions define differently would run one revision's code
+    on both sides (the linker keeps one copy): kernel_ab names it instead of comparing."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from kernel_ab import differing_weak_functions
+
+    objects = []
+    for name, body in (("a", "x + 1"), ("a_again", "x + 1"), ("b", "x + 2")):
+        source = tmp_path / f"{name}.cpp"
+        helper = f"namespace hybridfd {{ inline int helper(int x) {{ return {body}; }} }}\n"
+        caller = f"int kernel_{name}(int x) {{ return hybridfd::helper(x) + hybridfd::helper(-x); }}\n"
+        source.write_text(helper + caller)
+        objects.append(tmp_path / f"{name}.o")
+        subprocess.run(["c++", "-O0", "-c", str(source), "-o", str(objects[-1])], check=True)
+    assert differing_weak_functions(objects[0], objects[2]) == ["hybridfd::helper(int)"]
+    assert differing_weak_functions(objects[0], objects[1]) == []
