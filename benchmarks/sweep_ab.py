@@ -52,6 +52,7 @@ def build(tree: Path, library: Path) -> None:
 
 
 def load(library: Path) -> ctypes.CDLL:
+    """The driver's functions with their C types (tests/test_kernel_sweeps.py loads it so too)."""
     driver = ctypes.CDLL(str(library))
     pointer, int64 = ctypes.c_void_p, ctypes.c_int64
     driver.hybridfd_test_sweep.argtypes = [ctypes.c_int] * 3 + [pointer, pointer, int64, int64, pointer, pointer]
@@ -60,11 +61,12 @@ def load(library: Path) -> ctypes.CDLL:
     return driver
 
 
-def at_offset(count: int, offset_bytes: int) -> np.ndarray:
-    """`count` float64 lanes whose first starts `offset_bytes` past a 64-byte line."""
-    raw = np.empty(count * 8 + 128, dtype=np.uint8)
+def at_offset(count: int, offset_bytes: int, dtype: str = "float64") -> np.ndarray:
+    """`count` elements whose first starts `offset_bytes` past a 64-byte line."""
+    size = np.dtype(dtype).itemsize
+    raw = np.empty(count * size + 128, dtype=np.uint8)
     skip = (offset_bytes - raw.ctypes.data) % 64
-    return raw[skip : skip + count * 8].view(np.float64)
+    return raw[skip : skip + count * size].view(dtype)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +25,9 @@ import pytest
 import hybridfd as hf
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import sweep_ab  # noqa: E402  (the driver's ctypes binding, shared with the benchmark)
+
 SENTINEL = 12345.0
 GUARD = 64  # float64 lanes of sentinel either side of the output
 KINDS = {"columns": 0, "columns_prefetching": 1, "streamed_planes": 2}
@@ -45,23 +49,11 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     command += [str(ROOT / "tests" / "kernel_sweeps" / "driver.cpp"), "-o", str(library)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-4000:]
-    driver = ctypes.CDLL(str(library))
-    pointer, int64 = ctypes.c_void_p, ctypes.c_int64
-    driver.hybridfd_test_sweep.argtypes = [ctypes.c_int] * 3 + [pointer, pointer, int64, int64, pointer, pointer]
-    driver.hybridfd_test_sweep.argtypes += [int64, int64, int64]
-    driver.hybridfd_test_sweep.restype = ctypes.c_int
-    return driver
+    return sweep_ab.load(library)
 
 
 def test_driver_has_the_machines_vector_width(sweeps: ctypes.CDLL) -> None:
     assert sweeps.hybridfd_test_lanes() == machine_lanes()
-
-
-def at_offset(count: int, dtype: str, offset_bytes: int) -> np.ndarray:
-    """`count` elements whose first starts `offset_bytes` past a 64-byte line."""
-    raw = np.empty(count * np.dtype(dtype).itemsize + 128, dtype=np.uint8)
-    skip = (offset_bytes - raw.ctypes.data) % 64
-    return raw[skip : skip + count * np.dtype(dtype).itemsize].view(dtype)
 
 
 def make_stencil(radius: int, symmetric: bool) -> hf.Stencil:
@@ -89,11 +81,11 @@ def sweep_region(
     radius, point_lanes = stencil.radius, 2 if dtype == "complex128" else 1
     padded_shape = tuple(n + 2 * radius for n in shape)
     rng = np.random.default_rng(seed)
-    padded = at_offset(int(np.prod(padded_shape)), dtype, input_offset).reshape(padded_shape)
+    padded = sweep_ab.at_offset(int(np.prod(padded_shape)), input_offset, dtype).reshape(padded_shape)
     padded[...] = rng.standard_normal(padded_shape)
     if dtype == "complex128":
         padded += 1j * rng.standard_normal(padded_shape)
-    around = at_offset(int(np.prod(shape)) + 2 * GUARD // point_lanes, dtype, output_offset - 8 * GUARD)
+    around = sweep_ab.at_offset(int(np.prod(shape)) + 2 * GUARD // point_lanes, output_offset - 8 * GUARD, dtype)
     around[...] = SENTINEL
     out = around[GUARD // point_lanes : -GUARD // point_lanes].reshape(shape)
 
