@@ -83,8 +83,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output-plane-pad", type=int, default=0, help="bytes added between output x-planes")
     parser.add_argument("--realtime", action="store_true", help="run under SCHED_FIFO (chrt -f 50)")
     args = parser.parse_args(argv)
-    if args.output_plane_pad % 8 != 0 or args.offset % 8 != 0:
-        parser.error(f"--offset {args.offset} and --output-plane-pad {args.output_plane_pad} must be multiples of 8")
+    for name in ("n", "grids", "rounds"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
+    if args.output_plane_pad < 0 or args.output_plane_pad % 8 != 0 or args.offset % 8 != 0:
+        parser.error(
+            f"--offset {args.offset} and --output-plane-pad {args.output_plane_pad} must be multiples of 8 "
+            "(the pad not negative)"
+        )
     if args.realtime and os.environ.get("HYBRIDFD_SWEEP_AB_REALTIME") != "1":
         if shutil.which("chrt") is None:
             parser.error("--realtime needs chrt (util-linux)")
@@ -139,7 +145,8 @@ def main(argv: list[str] | None = None) -> int:
                     raise SystemExit(f"the build's sweeps do not serve radius {radius} with {args.dtype}")
             return time.perf_counter() - start
 
-        apply(0), apply(1)
+        for side_index in (0, 1):  # first touch of every page
+            apply(side_index)
         seconds: list[list[float]] = [[], []]
         for round_number in range(args.rounds):
             for side_index in (0, 1) if round_number % 2 == 0 else (1, 0):

@@ -34,8 +34,13 @@ def test_two_builds_agree_and_report_rates(case: list[str]) -> None:
     assert identical == "True"
 
 
-def test_rejects_an_offset_that_splits_a_lane() -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), "--offset", "12"]
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [(["--offset", "12"], "--offset 12"), (["--grids", "0"], "--grids must be at least 1, got 0")],
+    ids=["offset-splits-a-lane", "no-grids"],
+)
+def test_rejects_bad_options_before_building(arguments: list[str], message: str) -> None:
+    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), *arguments]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert completed.returncode == 2
-    assert "--offset 12" in completed.stderr
+    assert message in completed.stderr
