@@ -123,9 +123,9 @@ def kernel_digest(tree: Path) -> str:
     return stamp.hexdigest()[:16]
 
 
-def compiled_kernel(tree: Path, build: Path) -> Path:
-    """kernel.cpp of ``tree`` compiled (reused while its digest is unchanged)."""
-    plain = build / f"kernel_{kernel_digest(tree)}.plain.o"
+def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
+    """kernel.cpp of ``tree`` compiled (reused while its digest, kernel_digest, is unchanged)."""
+    plain = build / f"kernel_{digest}.plain.o"
     if not plain.exists():
         partial = plain.with_suffix(".partial")
         run(["c++", *FLAGS, *kernel_includes(tree), "-c", str(tree / "cpp" / "src" / "kernel.cpp"), "-o", str(partial)])
@@ -199,12 +199,13 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
     # The core library and each distinct kernel compile side by side (kernel.cpp, one
     # translation unit, takes minutes at -O3: in turn, three of them took most of the
     # tool's time).
-    distinct = {kernel_digest(tree): tree for tree in trees.values()}
+    digests = {side: kernel_digest(tree) for side, tree in trees.items()}
+    distinct = {digest: trees[side] for side, digest in digests.items()}
     with ThreadPoolExecutor(len(distinct) + 1) as pool:
-        library = pool.submit(core_library, build)
-        compiling = {digest: pool.submit(compiled_kernel, tree, build) for digest, tree in distinct.items()}
+        building_core = pool.submit(core_library, build)
+        compiling = {digest: pool.submit(compiled_kernel, tree, digest, build) for digest, tree in distinct.items()}
         compiled = {digest: future.result() for digest, future in compiling.items()}
-        library = library.result()
+        library = building_core.result()
     if len(compiled) == 2:
         differing = differing_weak_functions(*compiled.values())
         if differing:
@@ -216,7 +217,7 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
     for stale in build.glob("kernel_*.plain.o"):
         if stale.stem.removeprefix("kernel_").removesuffix(".plain") not in compiled:
             stale.unlink()
-    objects = [renamed_kernel(compiled[kernel_digest(trees[side])], side, build) for side in ("a", "b")]
+    objects = [renamed_kernel(compiled[digests[side]], side, build) for side in ("a", "b")]
     executable = build / "kernel_ab"
     run(
         [

@@ -82,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offset", type=int, default=16, help="bytes past a line where each array starts (numpy: 16)")
     parser.add_argument("--output-plane-pad", type=int, default=0, help="bytes added between output x-planes")
     parser.add_argument("--realtime", action="store_true", help="run under SCHED_FIFO (chrt -f 50)")
-    args = parser.parse_args(argv)
+    arguments = argv if argv is not None else sys.argv[1:]
+    args = parser.parse_args(arguments)
     for name in ("n", "grids", "rounds"):
         if getattr(args, name) < 1:
             parser.error(f"--{name} must be at least 1, got {getattr(args, name)}")
@@ -95,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
         if shutil.which("chrt") is None:
             parser.error("--realtime needs chrt (util-linux)")
         environment = dict(os.environ, HYBRIDFD_SWEEP_AB_REALTIME="1")
-        command = ["chrt", "-f", "50", sys.executable, __file__, *(argv if argv is not None else sys.argv[1:])]
+        command = ["chrt", "-f", "50", sys.executable, __file__, *arguments]
         return subprocess.run(command, env=environment).returncode
 
     with tempfile.TemporaryDirectory(prefix="sweep_ab_") as scratch:
@@ -156,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     points = n**3 * args.grids
     rate = [points / float(np.median(times)) / 1e6 for times in seconds]
     ratios = [a / b for a, b in zip(seconds[0], seconds[1], strict=True)]
-    print(f"command: python benchmarks/sweep_ab.py {' '.join(argv if argv is not None else sys.argv[1:])}")
+    print(f"command: python benchmarks/sweep_ab.py {' '.join(arguments)}")
     print(f"sweep a: {args.a}; sweep b: {args.b or 'working tree'}; {args.rounds} rounds each, alternating")
     print("| case | a Mpoints/s | b Mpoints/s | b / a (median of rounds) | bit-identical |")
     print("|---|---:|---:|---|---|")
