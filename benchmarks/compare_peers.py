@@ -78,9 +78,12 @@ def hybridfd_worker(n: int, grids: int, dtype: str, repeats: int, save_dir: str)
         g, x, y, z = np.meshgrid(
             np.arange(grids), *(np.arange(o, o + e) for o, e in zip(box.offset, box.extent, strict=True)), indexing="ij"
         )
-        a = np.ascontiguousarray(field(g, x, y, z, n) * (1 + 0.5j if dtype == "complex128" else 1))
+        # Where hybridfd places a batch it makes (Decomposition.scatter), as Devito places
+        # its own Functions' data.
+        a = hf.empty_aligned(g.shape, dtype)
+        a[...] = field(g, x, y, z, n) * (1 + 0.5j if dtype == "complex128" else 1)
         del g, x, y, z
-        out = np.empty_like(a)
+        out = hf.empty_aligned(a.shape, dtype)
         reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
         times = {}
         for label, options in HYBRIDFD_CONFIGS.items():

@@ -161,12 +161,46 @@ def renamed_kernel(plain: Path, side: str, build: Path) -> Path:
     return target
 
 
+def local_constants(compiled: Path) -> dict[str, str]:
+    """The bytes behind each local label (.LC3: a string literal, a vector constant) of
+    an object, in hex: the labels are numbered per object, so two objects' code is
+    compared by what its labels hold. A string runs to its NUL; any other constant to
+    the section's entry size, or to the end of its section."""
+    labels: dict[str, tuple[int, int]] = {}
+    for line in run(["readelf", "-s", "-W", str(compiled)]).stdout.splitlines():
+        fields = line.split()
+        if len(fields) == 8 and fields[7].startswith(".L") and fields[6].isdigit():
+            labels[fields[7]] = (int(fields[6]), int(fields[1], 16))
+    entry_sizes = {}
+    for line in run(["readelf", "-S", "-W", str(compiled)]).stdout.splitlines():
+        section = re.match(r"\s*\[\s*(\d+)\]\s+\S+\s+\S+\s+\S+\s+\S+\s+\S+\s+([0-9a-f]+)\s+(\S*)", line)
+        if section:
+            entry_sizes[int(section.group(1))] = (int(section.group(2), 16), "S" in section.group(3))
+    contents: dict[int, bytes] = {}
+    for index in {index for index, _ in labels.values()}:
+        dump = run(["readelf", "-x", str(index), str(compiled)]).stdout
+        words = re.findall(r"^\s+0x[0-9a-f]+ ((?:[0-9a-f]+ ){1,4})", dump, re.MULTILINE)
+        contents[index] = bytes.fromhex("".join(words).replace(" ", ""))
+    values = {}
+    for name, (index, offset) in labels.items():
+        data = contents[index][offset:]
+        entry_size, strings = entry_sizes.get(index, (0, False))
+        if strings:
+            data = data[: data.find(b"\0") + 1]
+        elif entry_size:
+            data = data[:entry_size]
+        values[name] = data.hex()
+    return values
+
+
 def weak_function_bodies(compiled: Path) -> dict[str, str]:
     """The code of each weak function (inline function, template) an object defines, as
-    objdump shows it: each in its own section from address 0, relocations by name, so
-    that the same code reads the same in two objects."""
+    objdump shows it: each in its own section from address 0, relocations by name (a
+    local label by the bytes it holds), jump targets by address, so that the same code
+    reads the same in two objects."""
     listing = run(["nm", "-g", "--defined-only", "--format=posix", str(compiled)]).stdout.splitlines()
     weak = {fields[0] for fields in map(str.split, listing) if len(fields) > 1 and fields[1] == "W"}
+    constants = local_constants(compiled)
     bodies: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in run(["objdump", "-d", "-r", "--no-show-raw-insn", str(compiled)]).stdout.splitlines():
@@ -174,7 +208,11 @@ def weak_function_bodies(compiled: Path) -> dict[str, str]:
         if header:
             current = bodies.setdefault(header.group(1), []) if header.group(1) in weak else None
         elif current is not None and line.strip():
-            current.append(re.sub(r"^\s*[0-9a-f]+:\s*", "", line))
+            # objdump names a jump's target after the nearest symbol, and a local label
+            # such as .LC3 is numbered per object: the address alone says where it goes
+            # (calls and data show as relocation lines).
+            line = re.sub(r" <[^>]*>$", "", re.sub(r"^\s*[0-9a-f]+:\s*", "", line))
+            current.append(re.sub(r"\.L\w+", lambda label: constants.get(label.group(0), label.group(0)), line))
     return {name: "\n".join(lines) for name, lines in bodies.items()}
 
 

@@ -10,7 +10,9 @@ is shown beside it. Bytes moved per grid are counted as one read of the grid and
 write of the result (2 * points * itemsize), the same bytes the copies move; the
 kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 thread"
 is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it).
-The kernel's GFLOP/s (for the Laplacian, a symmetric stencil: 9r + 1 flops per float64
+"aligned" is the kernel on the same grids and outputs placed by hybridfd
+(hybridfd.kernel.empty_padded, each interior on a cache line, and empty_aligned): numpy
+starts both 16 bytes past a line. The kernel's GFLOP/s (for the Laplacian, a symmetric stencil: 9r + 1 flops per float64
 lane) is set beside the core's arithmetic peak for separate multiplies and adds,
 measured by a small C++ loop in the same run. Then the size curve: one n^3 grid
 (16^3..256^3) applied again and again, the kernel on one and two threads beside STREAM
@@ -31,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
-from hybridfd.kernel import apply_padded
+from hybridfd.kernel import apply_padded, empty_aligned, empty_padded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -48,6 +50,11 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     rng = np.random.default_rng(0)
     padded = rng.standard_normal((grids, shape + 2 * r, shape + 2 * r, shape + 2 * r)).astype(dtype)
     out = np.empty((grids, shape, shape, shape), dtype=dtype)
+    # The same grids, and outputs, where hybridfd places them (empty_padded: each
+    # interior on a cache line; empty_aligned): numpy starts both 16 bytes past one.
+    aligned = empty_padded((grids, shape, shape, shape), r, dtype)
+    aligned[...] = padded
+    aligned_out = empty_aligned(out.shape, dtype)
     source = rng.standard_normal(out.shape).astype(dtype)
     target = np.empty_like(source)
 
@@ -56,6 +63,10 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     def kernel() -> None:
         for g in range(grids):
             apply_padded(stencil, padded[g], out[g], from_memory=True)
+
+    def kernel_aligned() -> None:
+        for g in range(grids):
+            apply_padded(stencil, aligned[g], aligned_out[g], from_memory=True)
 
     def kernel_two_threads() -> None:
         for g in range(grids):
@@ -72,16 +83,18 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     def numpy_stencil() -> None:
         hf.reference.apply_padded(stencil, padded)
 
-    kernel(), copy()  # first touch of every page
-    times = {"copy": [], "memcpy": [], "kernel": [], "kernel_2_threads": [], "numpy": []}
+    kernel(), kernel_aligned(), copy()  # first touch of every page
+    times = {"copy": [], "memcpy": [], "kernel": [], "kernel_aligned": [], "kernel_2_threads": [], "numpy": []}
     for repeat in range(repeats):  # interleaved, so drifts in machine load hit all alike
         times["copy"].append(seconds(copy))
         times["memcpy"].append(seconds(memcpy))
         times["kernel"].append(seconds(kernel))
+        times["kernel_aligned"].append(seconds(kernel_aligned))
         times["kernel_2_threads"].append(seconds(kernel_two_threads))
         if repeat < numpy_repeats:
             times["numpy"].append(seconds(numpy_stencil))
     np.testing.assert_array_equal(out[0], hf.reference.apply_padded(stencil, padded[0]))
+    np.testing.assert_array_equal(aligned_out[-1], hf.reference.apply_padded(stencil, padded[-1]))
     points = grids * shape**3
     moved = 2 * points * np.dtype(dtype).itemsize
     median = {name: float(np.median(values)) for name, values in times.items()}
@@ -96,6 +109,7 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
         "mpoints_per_s": {name: points / t / 1e6 for name, t in median.items()},
         "kernel_fraction_of_copy": median["copy"] / median["kernel"],
+        "aligned_fraction_of_copy": median["copy"] / median["kernel_aligned"],
         "kernel_fraction_of_memcpy": median["memcpy"] / median["kernel"],
         "kernel_gflops": flops / median["kernel"] / 1e9,
         "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
@@ -116,8 +130,9 @@ def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
 
 def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
     """One n^3 grid applied again and again, for each n: the kernel on one thread and on
-    two, and STREAM Copy of the same bytes (an array of the output's size), each timed
-    in C++ (``hybridfd._core.kernel_seconds`` / ``copy_seconds``: fastest of ten windows,
+    two, on one thread again on the same grid and output placed by hybridfd, and STREAM
+    Copy of the same bytes (an array of the output's size), each timed in C++
+    (``hybridfd._core.kernel_seconds`` / ``copy_seconds``: fastest of ten windows,
     so a 16^3 grid's microseconds are not drowned by a call from Python), in
     ``CURVE_ROUNDS`` interleaved rounds, medians. Sub-grids of 16^3..48^3 are what a rank
     holds in a strong-scaling run. The kernel is told where the grid lives
@@ -136,18 +151,27 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
             if dtype == "complex128":
                 padded = padded + 1j * rng.standard_normal(padded.shape)
             padded = np.ascontiguousarray(padded, dtype=dtype)
+            aligned = empty_padded((n, n, n), r, dtype)
+            aligned[...] = padded
             out = np.empty((n, n, n), dtype=dtype)
+            aligned_out = empty_aligned(out.shape, dtype)
             source = rng.standard_normal(out.size * out.itemsize // 8)
             target = np.empty_like(source)
             in_cache = padded.nbytes + out.nbytes <= last_level_share
-            timings: dict[str, list[float]] = {"copy": [], "kernel": [], "kernel_2_threads": []}
+            timings: dict[str, list[float]] = {"copy": [], "kernel": [], "kernel_aligned": [], "kernel_2_threads": []}
             for _ in range(CURVE_ROUNDS):
                 timings["copy"].append(hf._core.copy_seconds(source, target, seconds))
-                for threads, name in ((1, "kernel"), (2, "kernel_2_threads")):
+                for grid, result, threads, name in (
+                    (padded, out, 1, "kernel"),
+                    (aligned, aligned_out, 1, "kernel_aligned"),
+                    (padded, out, 2, "kernel_2_threads"),
+                ):
                     timings[name].append(
-                        hf._core.kernel_seconds(stencil._core, padded, out, seconds, threads, not in_cache)
+                        hf._core.kernel_seconds(stencil._core, grid, result, seconds, threads, not in_cache)
                     )
-            np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
+            expected = hf.reference.apply_padded(stencil, padded)
+            np.testing.assert_array_equal(out, expected)
+            np.testing.assert_array_equal(aligned_out, expected)
             median = {name: float(np.median(values)) for name, values in timings.items()}
             moved = 2 * out.nbytes
             rows.append(
@@ -158,8 +182,10 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
                     "median_seconds": median,
                     "mpoints_per_s": n**3 / median["kernel"] / 1e6,
                     "gflops": n**3 * flops_per_point(stencil, dtype) / median["kernel"] / 1e9,
+                    "aligned_gflops": n**3 * flops_per_point(stencil, dtype) / median["kernel_aligned"] / 1e9,
                     "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
                     "kernel_fraction_of_copy": median["copy"] / median["kernel"],
+                    "aligned_fraction_of_copy": median["copy"] / median["kernel_aligned"],
                     "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
                     "bytes_in_caches": padded.nbytes + out.nbytes,
                     "in_cache": in_cache,
@@ -181,14 +207,15 @@ def plot(rows: list[dict], path: Path) -> None:
         ("copy", "STREAM Copy"),
         ("memcpy", "memcpy (numpy.copyto)"),
         ("kernel", "hybridfd kernel"),
+        ("kernel_aligned", "hybridfd kernel, arrays placed by hybridfd"),
         ("numpy", "numpy slicing stencil"),
     ]
     for k, (name, label) in enumerate(bars):
-        ax.bar(x + (k - 1.5) * 0.2, [row["gb_per_s"][name] for row in rows], 0.2, label=label)
+        ax.bar(x + (k - 2) * 0.16, [row["gb_per_s"][name] for row in rows], 0.16, label=label)
     for i, row in enumerate(rows):
         ax.annotate(
             f"{100 * row['kernel_fraction_of_copy']:.0f} %",
-            (x[i] + 0.1, row["gb_per_s"]["kernel"]),
+            (x[i], row["gb_per_s"]["kernel"]),
             ha="center",
             va="bottom",
             fontsize=8,
@@ -217,6 +244,7 @@ def plot_size_curve(curve: list[dict], multiply_add_peak: float, fma_peak: float
         for name, label, colour in (
             ("copy", "STREAM Copy", "grey"),
             ("kernel", "kernel, 1 thread", "tab:blue"),
+            ("kernel_aligned", "kernel, 1 thread, arrays placed by hybridfd", "tab:green"),
             ("kernel_2_threads", "kernel, 2 threads", "tab:orange"),
         ):
             moved.plot(
@@ -230,6 +258,14 @@ def plot_size_curve(curve: list[dict], multiply_add_peak: float, fma_peak: float
             )
         arithmetic.plot(
             n, [row["gflops"] for row in rows], style, marker="o", color="tab:blue", label=f"kernel, 1 thread, {dtype}"
+        )
+        arithmetic.plot(
+            n,
+            [row["aligned_gflops"] for row in rows],
+            style,
+            marker="o",
+            color="tab:green",
+            label=f"kernel, 1 thread, arrays placed by hybridfd, {dtype}",
         )
     # Where the float64 grid and its output outgrow each cache (complex128: one step sooner).
     float64_rows = [row for row in curve if row["dtype"] == "float64"]
@@ -291,16 +327,16 @@ def main() -> int:
     print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA\n")
     print(
         "| case | dtype | STREAM Copy GB/s | memcpy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of Copy "
-        "| kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy "
+        "| aligned % of Copy | kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy "
         "| 2 threads / 1 thread |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         g = row["gb_per_s"]
         print(
             f"| {row['case']} | {row['dtype']} | {g['copy']:.2f} | {g['memcpy']:.2f} | {g['kernel']:.2f} | "
             f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
-            f"{100 * row['kernel_fraction_of_memcpy']:.0f} % | "
+            f"{100 * row['aligned_fraction_of_copy']:.0f} % | {100 * row['kernel_fraction_of_memcpy']:.0f} % | "
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
             f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | {row['two_threads_speedup']:.2f}x |"
         )
@@ -310,16 +346,17 @@ def main() -> int:
     )
     print(
         "| n | dtype | padded input + output | path | Copy GB/s | kernel GB/s | kernel % of Copy | Mpoints/s "
-        "| GFLOP/s | % of FMA peak | 2 threads / 1 thread |"
+        "| GFLOP/s | % of FMA peak | aligned % of Copy | aligned % of FMA peak | 2 threads / 1 thread |"
     )
-    print("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in curve:
         g = row["gb_per_s"]
         print(
             f"| {row['n']} | {row['dtype']} | {row['bytes_in_caches'] / 2**10:.0f} KiB | "
             f"{'in cache' if row['in_cache'] else 'from memory'} | {g['copy']:.1f} | {g['kernel']:.1f} | "
             f"{100 * row['kernel_fraction_of_copy']:.0f} % | {row['mpoints_per_s']:.0f} | {row['gflops']:.1f} | "
-            f"{100 * row['gflops'] / fma_peak:.0f} % | {row['two_threads_speedup']:.2f}x |"
+            f"{100 * row['gflops'] / fma_peak:.0f} % | {100 * row['aligned_fraction_of_copy']:.0f} % | "
+            f"{100 * row['aligned_gflops'] / fma_peak:.0f} % | {row['two_threads_speedup']:.2f}x |"
         )
     results = ROOT / "results"
     results.mkdir(exist_ok=True)

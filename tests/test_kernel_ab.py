@@ -91,3 +91,29 @@ def test_weak_functions_that_differ_between_the_kernels_are_named(tmp_path: Path
         subprocess.run(["c++", "-O0", "-c", str(source), "-o", str(objects[-1])], check=True)
     assert differing_weak_functions(objects[0], objects[2]) == ["hybridfd::helper(int)"]
     assert differing_weak_functions(objects[0], objects[1]) == []
+
+
+def test_weak_functions_are_compared_by_what_their_constants_hold(tmp_path: Path) -> None:
+    """A local label (.LC3, a string literal) is numbered per object: the same inline
+    function in two objects with other literals before it is the same code, and the
+    same code holding another literal is not."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from kernel_ab import differing_weak_functions
+
+    objects = []
+    for name, before, literal in (
+        ("a", 'const char* other() { return "unrelated"; }', "positive"),
+        ("b", "", "positive"),
+        ("c", "", "negative"),
+    ):
+        source = tmp_path / f"{name}.cpp"
+        helper = (
+            "namespace hybridfd { inline std::string label(int x) {"
+            f' if (x > 3) return std::string("{literal}") + std::to_string(x); return "small"; }} }}\n'
+        )
+        caller = f"std::string kernel_{name}(int x) {{ return hybridfd::label(x) + hybridfd::label(-x); }}\n"
+        source.write_text(f"#include <string>\n{before}\n{helper}{caller}")
+        objects.append(tmp_path / f"{name}.o")
+        subprocess.run(["c++", "-O3", "-c", str(source), "-o", str(objects[-1])], check=True)
+    assert differing_weak_functions(objects[0], objects[1]) == []
+    assert differing_weak_functions(objects[1], objects[2]) == ["hybridfd::label[abi:cxx11](int)"]

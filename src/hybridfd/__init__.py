@@ -15,6 +15,7 @@ from hybridfd._core import (
     transport_names,
     transport_support,
 )
+from hybridfd.arrays import aligned_copy, empty_aligned, empty_padded
 from hybridfd.decomposition import Box, Decomposition, Layout
 from hybridfd.domain import Domain
 from hybridfd.groups import RankGroups
@@ -30,7 +31,10 @@ __all__ = [
     "RankGroups",
     "RingWindow",
     "Stencil",
+    "aligned_copy",
     "approach_names",
+    "empty_aligned",
+    "empty_padded",
     "model_names",
     "mpi_library_version",
     "particles",

@@ -17,6 +17,7 @@ from mpi4py import MPI
 
 from hybridfd import _core
 from hybridfd._collective import Problem, agree, agree_on_setting, checked_root
+from hybridfd.arrays import empty_aligned
 from hybridfd.domain import Domain
 from hybridfd.mapping import MappingInfo, Metrics, Topology, reorder_communicator, stencil_pattern
 
@@ -224,13 +225,16 @@ class Decomposition:
         return tuple(self._core.neighbours(axis))
 
     def zeros(self, grids: int | None = None) -> np.ndarray:
-        """A zeroed local batch of this domain's dtype."""
-        return np.zeros(self.local_shape(grids), dtype=self.domain.dtype)
+        """A zeroed local batch of this domain's dtype, on a cache line (hybridfd.arrays)."""
+        batch = empty_aligned(self.local_shape(grids), self.domain.dtype)
+        batch.fill(0)
+        return batch
 
     def scatter(self, global_batch: np.ndarray | None, root: int = 0) -> np.ndarray:
         """Collective: (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root`` -> this rank's box on every rank.
 
-        Only ``root``'s argument is read; other ranks may pass None.
+        Only ``root``'s argument is read; other ranks may pass None. The box is a new
+        array on a cache line (hybridfd.arrays).
         """
         comm = self.comm
         root, problem = checked_root(comm, root)
@@ -243,18 +247,18 @@ class Decomposition:
         agree(comm, problem, root, "root")
         ndim, grids = comm.bcast(header, root=root)
         local_shape = self.local_shape(grids if ndim == 4 else None)
+        local = empty_aligned(local_shape, self.domain.dtype)
         if comm.rank != root:
-            local = np.empty(local_shape, dtype=self.domain.dtype)
             comm.Recv(local, source=root, tag=0)
             return local
         batch = global_batch if ndim == 4 else global_batch[np.newaxis]
         for rank in range(comm.size):
-            part = np.ascontiguousarray(batch[(slice(None), *self.box(rank).slices())])
+            part = batch[(slice(None), *self.box(rank).slices())]
             if rank == root:
-                local = part
+                local[...] = part.reshape(local_shape)
             else:
-                comm.Send(part, dest=rank, tag=0)
-        return local.reshape(local_shape)
+                comm.Send(np.ascontiguousarray(part), dest=rank, tag=0)
+        return local
 
     def gather(self, local_batch: np.ndarray, root: int = 0) -> np.ndarray | None:
         """Collective: every rank's box -> the whole (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root``, None elsewhere."""

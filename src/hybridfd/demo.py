@@ -58,7 +58,7 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> tuple[list[dic
             if dtype == "complex128":
                 batch = batch + 1j * rng.standard_normal(batch.shape)
         a = dec.scatter(batch)
-        out = np.empty_like(a)
+        out = hf.empty_aligned(a.shape, a.dtype)
         expected = hf.reference.apply(stencil, batch, periodic=dom.periodic) if comm.rank == 0 else None
         # The same cores two ways: flat approaches on every rank (one thread each), hybrid
         # ones on rank 0 alone with a thread per rank of the job (the others wait).
@@ -70,7 +70,7 @@ def run(shape: tuple[int, int, int], grids: int, repeats: int) -> tuple[list[dic
                 continue
             if hybrid:
                 op = hf.Operator(alone, stencil, approach=approach, threads=comm.size)
-                a_here, out_here = batch, np.empty_like(batch)
+                a_here, out_here = hf.aligned_copy(batch), hf.empty_aligned(batch.shape, batch.dtype)
             else:
                 op = hf.Operator(dec, stencil, approach=approach)
                 a_here, out_here = a, out

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from hybridfd import _core
+from hybridfd.arrays import KERNEL_DTYPES, empty_aligned
 from hybridfd.stencil import Stencil
 
 Region = tuple[tuple[int, int, int], tuple[int, int, int]]
@@ -61,8 +62,10 @@ def apply_padded(
     if region is not None:
         region = _region(region)
     if out is None:
-        r = stencil.radius
-        out = np.empty(tuple(max(n - 2 * r, 0) for n in padded.shape), dtype=padded.dtype)
+        shape = tuple(max(n - 2 * stencil.radius, 0) for n in padded.shape)
+        # A padded input of the wrong rank or dtype gets a stand-in: the core names it.
+        fits = padded.ndim == 3 and padded.dtype in KERNEL_DTYPES
+        out = empty_aligned(shape, padded.dtype) if fits else np.empty(shape, dtype=padded.dtype)
     elif not isinstance(out, np.ndarray):
         raise TypeError(f"out must be a numpy.ndarray or None, got {type(out).__name__}")
     _core.apply_kernel(stencil._core, padded, out, out.flags.writeable, region, threads, from_memory)

@@ -8,6 +8,7 @@ import numpy as np
 
 from hybridfd import _core
 from hybridfd._collective import Problem, agree, agree_on_setting
+from hybridfd.arrays import empty_aligned
 from hybridfd.decomposition import Decomposition
 from hybridfd.stencil import Stencil
 
@@ -325,7 +326,7 @@ class Operator:
         if problem is not None:
             agree(self.decomposition.comm, problem, 0, "number of grids G")
         if out is None:
-            out = np.empty(a.shape, dtype=a.dtype)
+            out = empty_aligned(a.shape, a.dtype)
         done = 0
         grids = a.shape[0] if a.ndim == 4 else 1
         if self._auto and self._core is not None and grids > self._tuned_grids:

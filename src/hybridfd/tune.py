@@ -54,6 +54,7 @@ import numpy as np
 from hybridfd._collective import Problem as InputProblem
 from hybridfd._collective import agree
 from hybridfd._core import transport_support
+from hybridfd.arrays import empty_aligned
 from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, slowest_problem
@@ -1223,7 +1224,7 @@ def tune(
         rng = np.random.default_rng(decomposition.rank)
         a = decomposition.zeros(tuning.chunk)
         a.real = rng.standard_normal(a.shape)
-        out = np.empty_like(a)
+        out = empty_aligned(a.shape, a.dtype)
         while tuning.decision is None:
             tuning.feed(a, out)
         # Scratch grids: none of the caller's, and all of the time is overhead.

@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from hybridfd.arrays import empty_aligned
 from hybridfd.cli._common import (
     UsageError,
     add_output_option,
@@ -171,7 +172,7 @@ def main(args: argparse.Namespace) -> int:
     comm = MPI.COMM_WORLD
     domain, decomposition, stencil, op = build(args, shape, comm)
     batch, a = random_input(args, shape, decomposition)
-    out = np.empty_like(a)
+    out = empty_aligned(a.shape, a.dtype)
     op.apply(a, out=out)  # warm-up, and the result checked below
     gathered = decomposition.gather(out)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd.arrays import empty_aligned
 from hybridfd.cli._common import UsageError, add_ranks_option, nonnegative_int, positive_int, relaunch, save_and_show
 from hybridfd.cli.run import _shape, add_operator_arguments, add_problem_arguments, build, random_input
 
@@ -79,7 +80,7 @@ def main(args: argparse.Namespace) -> int:
     comm = MPI.COMM_WORLD
     domain, decomposition, stencil, op = build(args, shape, comm)
     batch, a = random_input(args, shape, decomposition)
-    out = np.empty_like(a)
+    out = empty_aligned(a.shape, a.dtype)
     op.apply(a, out=out)  # warm-up: buffers and persistent requests set up
     try:
         op.start_trace(args.events)

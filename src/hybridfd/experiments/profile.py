@@ -118,7 +118,8 @@ def worker(comm: Any, params: dict[str, Any]) -> dict[str, Any] | None:  # noqa:
     a = rng.standard_normal(decomposition.local_shape(params["grids"]))
     if params["dtype"] == "complex128":
         a = a + 1j * rng.standard_normal(a.shape)
-    out = np.empty_like(a)
+    a = hf.aligned_copy(a)
+    out = hf.empty_aligned(a.shape, a.dtype)
     expected = hf.Operator(decomposition, stencil, approach=BASELINE).apply(a)
     found = []
     for entry in params["variants"]:

@@ -48,6 +48,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd.arrays import aligned_copy, empty_aligned
 from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
@@ -249,8 +250,8 @@ def compute_per_point(dtype: str, n: int, radius: int = 2, repeats: int = 5) -> 
     a = rng.standard_normal((grids, n, n, n))
     if dtype == "complex128":
         a = a + 1j * rng.standard_normal(a.shape)
-    a = np.ascontiguousarray(a, dtype=dtype)
-    out = np.empty_like(a)
+    a = aligned_copy(a.astype(dtype, copy=False))
+    out = empty_aligned(a.shape, a.dtype)
     op.apply(a, out)  # first touch of every page
     return _median_time(lambda: op.apply(a, out), repeats) / (grids * n**3)
 
@@ -287,8 +288,8 @@ def sync_seconds(grids: int = 64, repeats: int = 5) -> float:
     """Seconds one thread-team synchronisation adds per batch (master-only, 2 threads)."""
     flat = _self_operator(4, "float64", 1, approach="flat-optimized", batch=1, slope=0)
     master = _self_operator(4, "float64", 1, approach="hybrid-master-only", threads=2, batch=1, slope=0)
-    a = np.ones((grids, 4, 4, 4))
-    out = np.empty_like(a)
+    a = aligned_copy(np.ones((grids, 4, 4, 4)))
+    out = empty_aligned(a.shape, a.dtype)
     times = []
     for op in (flat, master):
         op.apply(a, out)
@@ -322,8 +323,8 @@ def message_seconds(comm: object, latency: float, grids: int = 64, repeats: int 
                 domain = Domain(shape=(8, 4, 4), periodic=(True, True, True), dtype="float64")
                 decomposition = Decomposition(domain, pair, grid=(2, 1, 1))
                 stencil = Stencil.laplace(1, 0.2)
-                a = np.ones((grids, 4, 4, 4))
-                out = np.empty_like(a)
+                a = aligned_copy(np.ones((grids, 4, 4, 4)))
+                out = empty_aligned(a.shape, a.dtype)
                 times = []
                 for batch in (1, grids):
                     op = Operator(
@@ -422,8 +423,8 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     stencil = Stencil.laplace(2, 0.2)
     options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
     op = Operator(decomposition, stencil, **options)
-    a = np.ones(decomposition.local_shape(64))
-    out = np.empty_like(a)
+    a = aligned_copy(np.ones(decomposition.local_shape(64)))
+    out = empty_aligned(a.shape, a.dtype)
     op.apply(a, out)
     spent = []
     for _ in range(rounds * repeats):
