@@ -33,7 +33,8 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
-from hybridfd.kernel import apply_padded, empty_aligned, empty_padded
+from hybridfd.arrays import empty_aligned, empty_padded
+from hybridfd.kernel import apply_padded
 
 ROOT = Path(__file__).resolve().parents[1]
 
