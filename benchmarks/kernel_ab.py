@@ -40,15 +40,17 @@ SHARED_HEADERS = tuple(
 )
 # The cases of docs/benchmarks.md: from memory (32 x 96^3, 1 x 192^3) and in cache
 # (8 x 24^3, 1 x 32^3), padded grids (kernel_throughput.py) and an apply's box input.
+# Every array on a 64-byte line, a padded grid's interior too: where hybridfd.arrays puts
+# them (`--offset 2` puts every array where numpy does, 16 bytes past one).
 DEFAULT_CASES = [
     f"--dtype {dtype} {case}"
     for dtype in ("float64", "complex128")
     for case in (
-        "--n 96 --grids 32 --padded",
+        "--n 96 --grids 32 --padded --interior-on-a-line",
         "--n 96 --grids 32",
-        "--n 192 --grids 1 --padded --rounds 5",
+        "--n 192 --grids 1 --padded --interior-on-a-line --rounds 5",
         "--n 24 --grids 8 --repeats 20",
-        "--n 32 --grids 1 --padded --repeats 40",
+        "--n 32 --grids 1 --padded --interior-on-a-line --repeats 40",
     )
 ]
 FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "-march=native", "-ffp-contract=off"]

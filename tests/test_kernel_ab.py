@@ -21,6 +21,7 @@ CASES = [
     "--n 12 --grids 3 --rounds 2 --repeats 2",  # an apply's box input, rows that border a ghost
     "--dtype complex128 --n 9 --grids 2 --padded --rounds 2 --repeats 2",
     "--n 20 --grids 2 --input-in-cache --output-in-cache --offset 2 --rounds 2 --repeats 2",
+    "--n 16 --grids 2 --padded --interior-on-a-line --offset 1 --rounds 2 --repeats 2",
 ]
 
 

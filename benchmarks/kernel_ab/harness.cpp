@@ -33,19 +33,20 @@ namespace {
 
 struct Options {
   int n = 96, grids = 32, lanes = 1, radius = 2, rounds = 9, repeats = 1;
-  bool padded = false;           // apply_stencil on padded grids, else an apply's box input
-  bool prefetch = true;          // box input only (padded decides by itself)
-  bool input_in_cache = false;   // every grid reads the first grid's input
-  bool output_in_cache = false;  // every grid writes the first grid's output
-  int offset = 0;                // lanes past 64-byte alignment of every array
-  bool huge_pages = false;       // madvise(MADV_HUGEPAGE) every array, as numpy does from 4 MiB
+  bool padded = false;              // apply_stencil on padded grids, else an apply's box input
+  bool prefetch = true;             // box input only (padded decides by itself)
+  bool input_in_cache = false;      // every grid reads the first grid's input
+  bool output_in_cache = false;     // every grid writes the first grid's output
+  int offset = 0;                   // lanes past 64-byte alignment of every array
+  bool huge_pages = false;          // madvise(MADV_HUGEPAGE) every array, as numpy does from 4 MiB
+  bool interior_on_a_line = false;  // the padded grids' interiors (not their starts) on the boundary
 };
 
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "%s\nusage: kernel_ab [--n N] [--grids G] [--dtype float64|complex128] [--radius R] [--rounds K]\n"
                "  [--repeats M] [--padded] [--no-prefetch] [--input-in-cache] [--output-in-cache] [--offset LANES] "
-               "[--huge-pages]\n",
+               "[--huge-pages] [--interior-on-a-line]\n",
                problem.c_str());
   std::exit(2);
 }
@@ -80,6 +81,8 @@ Options parse(int argc, char** argv) {
       o.output_in_cache = true;
     else if (flag == "--huge-pages")
       o.huge_pages = true;
+    else if (flag == "--interior-on-a-line")
+      o.interior_on_a_line = true;
     else if (flag == "--dtype") {
       const std::string dtype = value();
       if (dtype != "float64" && dtype != "complex128") usage("unknown dtype " + dtype);
@@ -93,11 +96,13 @@ Options parse(int argc, char** argv) {
   return o;
 }
 
-// `lanes` float64 lanes, `offset` lanes past a 64-byte boundary, zeroed (pages touched).
+// `lanes` float64 lanes whose lane `first` lies `offset` lanes past a 64-byte boundary
+// (hybridfd.arrays places a padded grid's interior so, numpy an array's start 16 bytes
+// past one), zeroed (pages touched).
 struct Array {
   std::vector<double> storage;
   double* data;
-  Array(std::int64_t lanes, int offset, bool huge_pages) {
+  Array(std::int64_t lanes, int offset, bool huge_pages, std::int64_t first = 0) {
     storage.reserve(lanes + 16);
     auto address = reinterpret_cast<std::uintptr_t>(storage.data());
     if (huge_pages) {  // before the pages are first touched
@@ -106,7 +111,8 @@ struct Array {
       if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
     }
     storage.assign(lanes + 16, 0.0);
-    data = reinterpret_cast<double*>((address + 63) / 64 * 64) + offset;
+    const std::uintptr_t first_bytes = static_cast<std::uintptr_t>(first % 8) * 8;
+    data = reinterpret_cast<double*>((address + first_bytes + 63) / 64 * 64 - first_bytes) + offset;
   }
 };
 
@@ -122,11 +128,11 @@ int main(int argc, char** argv) {
 
   // Random padded grids; for box input the same values as an apply holds them: the box
   // unpadded, each side's ghost layers in a compact buffer of its own (as received).
-  Array padded(padded_lanes * input_grids, o.offset, o.huge_pages);
+  const std::int64_t p = n + 2 * r, py = p * L, px = p * py;
+  Array padded(padded_lanes * input_grids, o.offset, o.huge_pages, o.interior_on_a_line ? r * (px + py + L) : 0);
   std::mt19937_64 random(1);
   std::uniform_real_distribution<double> uniform(-1.0, 1.0);
   for (std::int64_t i = 0; i < padded_lanes * input_grids; ++i) padded.data[i] = uniform(random);
-  const std::int64_t p = n + 2 * r, py = p * L, px = p * py;
   auto padded_at = [&](std::int64_t g, std::int64_t x, std::int64_t y, std::int64_t z) {
     return padded.data + g * padded_lanes + x * px + y * py + z * L;
   };

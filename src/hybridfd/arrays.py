@@ -57,7 +57,7 @@ def empty_aligned(shape: tuple[int, ...], dtype: object = np.float64) -> np.ndar
 
     Measured on a Zen 3 (benchmarks/placement.py; docs/benchmarks.md, "Session 24"):
     an output 16 bytes past a line (numpy's usual place) ran a 192^3 float64 grid from
-    memory at 0.85-0.86x, a 96^3 complex128 one at 0.82-0.84x."""
+    memory at 0.86x, a 96^3 complex128 one at 0.84x."""
     dtype = _check_dtype(dtype)
     shape = _check_shape(shape)
     return _on_a_line(int(np.prod(shape)) * dtype.itemsize, 0, dtype).reshape(shape)
