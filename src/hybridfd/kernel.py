@@ -39,7 +39,9 @@ def apply_padded(
     threads: int = 1,
     from_memory: bool | None = None,
 ) -> np.ndarray:
-    """``padded`` is (nx+2r, ny+2r, nz+2r); returns ``out`` of shape (nx, ny, nz).
+    """``padded`` is (nx+2r, ny+2r, nz+2r); returns ``out`` of shape (nx, ny, nz), a new
+    array on a cache line if not given (``hybridfd.empty_padded`` places ``padded``'s
+    interior on one).
 
     ``region=((x0, y0, z0), (ex, ey, ez))`` computes only those points (box coordinates)
     and leaves the rest of ``out`` as it was; ``threads`` splits the region by x-slabs.
