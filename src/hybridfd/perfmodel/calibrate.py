@@ -288,8 +288,8 @@ def sync_seconds(grids: int = 64, repeats: int = 5) -> float:
     """Seconds one thread-team synchronisation adds per batch (master-only, 2 threads)."""
     flat = _self_operator(4, "float64", 1, approach="flat-optimized", batch=1, slope=0)
     master = _self_operator(4, "float64", 1, approach="hybrid-master-only", threads=2, batch=1, slope=0)
-    a = aligned_copy(np.ones((grids, 4, 4, 4)))
-    out = empty_aligned(a.shape, a.dtype)
+    a, out = empty_aligned((grids, 4, 4, 4)), empty_aligned((grids, 4, 4, 4))
+    a.fill(1.0)
     times = []
     for op in (flat, master):
         op.apply(a, out)
@@ -323,8 +323,8 @@ def message_seconds(comm: object, latency: float, grids: int = 64, repeats: int 
                 domain = Domain(shape=(8, 4, 4), periodic=(True, True, True), dtype="float64")
                 decomposition = Decomposition(domain, pair, grid=(2, 1, 1))
                 stencil = Stencil.laplace(1, 0.2)
-                a = aligned_copy(np.ones((grids, 4, 4, 4)))
-                out = empty_aligned(a.shape, a.dtype)
+                a, out = empty_aligned((grids, 4, 4, 4)), empty_aligned((grids, 4, 4, 4))
+                a.fill(1.0)
                 times = []
                 for batch in (1, grids):
                     op = Operator(
@@ -423,8 +423,8 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     stencil = Stencil.laplace(2, 0.2)
     options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
     op = Operator(decomposition, stencil, **options)
-    a = aligned_copy(np.ones(decomposition.local_shape(64)))
-    out = empty_aligned(a.shape, a.dtype)
+    a, out = empty_aligned(decomposition.local_shape(64)), empty_aligned(decomposition.local_shape(64))
+    a.fill(1.0)
     op.apply(a, out)
     spent = []
     for _ in range(rounds * repeats):
