@@ -11,9 +11,9 @@ write of the result (2 * points * itemsize), the same bytes the copies move; the
 kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 thread"
 is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it).
 "aligned" is the kernel on the same grids and outputs placed by hybridfd
-(hybridfd.kernel.empty_padded, each interior on a cache line, and empty_aligned): numpy
-starts both 16 bytes past a line. The kernel's GFLOP/s (for the Laplacian, a symmetric stencil: 9r + 1 flops per float64
-lane) is set beside the core's arithmetic peak for separate multiplies and adds,
+(hybridfd.arrays: empty_padded, each interior on a cache line, and empty_aligned); numpy
+starts both 16 bytes past a line. The kernel's GFLOP/s (for the Laplacian, a symmetric
+stencil: 9r + 1 flops per float64 lane) is set beside the core's arithmetic peak for separate multiplies and adds,
 measured by a small C++ loop in the same run. Then the size curve: one n^3 grid
 (16^3..256^3) applied again and again, the kernel on one and two threads beside STREAM
 Copy of the same bytes, each timed in C++ (see size_curve). Writes

@@ -7,8 +7,9 @@ numpy starts a large array 16 bytes past a line (malloc's header): a float64 out
 then lies "16 past", and a radius-2 padded input's interior "32 past" (two points in).
 hybridfd.arrays places both on a line (0 past). Each placement is timed in C++
 (``hybridfd._core.kernel_seconds``, fastest of ten windows) right after hybridfd's own
-placement (input 0, output 0), and the ratio of the two taken; medians over the rounds. The kernel is told where the
-grid lives as in kernel_throughput.py's size curve. Writes results/placement.json.
+placement (input 0, output 0), and the ratio of the two taken; medians over the rounds.
+The kernel is told where the grid lives as in kernel_throughput.py's size curve. Writes
+results/placement.json.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
+from hybridfd.arrays import placed_flat
 
 ROOT = Path(__file__).resolve().parents[1]
-LINE = 64
 SIZES = (24, 48, 96, 192)
 INPUT_OFFSETS = (0, 8, 16, 24, 32)  # bytes past a line of the interior's first point
 OUTPUT_OFFSETS = (0, 16)  # bytes past a line of the output's first point
@@ -32,9 +33,7 @@ OUTPUT_OFFSETS = (0, 16)  # bytes past a line of the output's first point
 def placed(shape: tuple[int, ...], dtype: str, first: int, offset: int) -> np.ndarray:
     """A fresh C-contiguous array whose byte ``first`` lies ``offset`` bytes past a line."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    buffer = np.empty(nbytes + 2 * LINE, dtype=np.uint8)
-    start = (offset - buffer.ctypes.data - first) % LINE
-    return buffer[start : start + nbytes].view(dtype).reshape(shape)
+    return placed_flat(nbytes, dtype, first=first, past=offset).reshape(shape)
 
 
 def measure(n: int, dtype: str, rounds: int, seconds: float) -> list[dict]:
@@ -46,7 +45,7 @@ def measure(n: int, dtype: str, rounds: int, seconds: float) -> list[dict]:
     values = np.random.default_rng(n).standard_normal(padded_shape).astype(dtype)
     expected = hf.reference.apply_padded(stencil, values)
     _, _, last_level_share = hf._core.cache_sizes()
-    in_cache = 2 * values.nbytes <= last_level_share
+    in_cache = values.nbytes + n**3 * item <= last_level_share  # input and output, as kernel_throughput.py
     inputs = {offset: placed(padded_shape, dtype, interior, offset) for offset in INPUT_OFFSETS}
     outputs = {offset: placed((n, n, n), dtype, 0, offset) for offset in OUTPUT_OFFSETS}
     for grid in inputs.values():

@@ -35,6 +35,7 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
+from hybridfd.arrays import placed_flat
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel_ab import FLAGS, ROOT, source_tree  # noqa: E402
@@ -59,14 +60,6 @@ def load(library: Path) -> ctypes.CDLL:
     driver.hybridfd_test_sweep.argtypes += [int64, int64, int64]
     driver.hybridfd_test_sweep.restype = ctypes.c_int
     return driver
-
-
-def at_offset(count: int, offset_bytes: int, dtype: str = "float64") -> np.ndarray:
-    """`count` elements whose first starts `offset_bytes` past a 64-byte line."""
-    size = np.dtype(dtype).itemsize
-    raw = np.empty(count * size + 128, dtype=np.uint8)
-    skip = (offset_bytes - raw.ctypes.data) % 64
-    return raw[skip : skip + count * size].view(dtype)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -115,10 +108,13 @@ def main(argv: list[str] | None = None) -> int:
         # kernel.cpp's budget for the streamed sweep's bands: half the L2.
         budget_bytes = hf._core.cache_sizes()[1] // 2
         rng = np.random.default_rng(0)
-        inputs = [at_offset(side**3 * point_lanes, args.offset) for _ in range(args.grids)]
+        inputs = [placed_flat(side**3 * point_lanes * 8, np.float64, past=args.offset) for _ in range(args.grids)]
         for grid in inputs:
             grid[...] = rng.standard_normal(grid.size)
-        outputs = [[at_offset(n * out_stride_x, args.offset) for _ in range(args.grids)] for _ in drivers]
+        outputs = [
+            [placed_flat(n * out_stride_x * 8, np.float64, past=args.offset) for _ in range(args.grids)]
+            for _ in drivers
+        ]
         for grids in outputs:
             for grid in grids:
                 grid[...] = 0.0

@@ -23,6 +23,7 @@ import numpy as np
 import pytest
 
 import hybridfd as hf
+from hybridfd.arrays import placed_flat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -81,11 +82,17 @@ def sweep_region(
     radius, point_lanes = stencil.radius, 2 if dtype == "complex128" else 1
     padded_shape = tuple(n + 2 * radius for n in shape)
     rng = np.random.default_rng(seed)
-    padded = sweep_ab.at_offset(int(np.prod(padded_shape)), input_offset, dtype).reshape(padded_shape)
+    padded = placed_flat(int(np.prod(padded_shape)) * np.dtype(dtype).itemsize, dtype, past=input_offset).reshape(
+        padded_shape
+    )
     padded[...] = rng.standard_normal(padded_shape)
     if dtype == "complex128":
         padded += 1j * rng.standard_normal(padded_shape)
-    around = sweep_ab.at_offset(int(np.prod(shape)) + 2 * GUARD // point_lanes, output_offset - 8 * GUARD, dtype)
+    around = placed_flat(
+        (int(np.prod(shape)) + 2 * GUARD // point_lanes) * np.dtype(dtype).itemsize,
+        dtype,
+        past=output_offset - 8 * GUARD,
+    )
     around[...] = SENTINEL
     out = around[GUARD // point_lanes : -GUARD // point_lanes].reshape(shape)
 

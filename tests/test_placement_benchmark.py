@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hybridfd.arrays import ALIGNMENT
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 import placement  # noqa: E402
@@ -21,7 +23,7 @@ def test_placed_puts_the_byte_asked_for_at_the_offset(dtype, offset):
     first = 3 * np.dtype(dtype).itemsize
     array = placement.placed((5, 6, 7), dtype, first, offset)
     assert array.shape == (5, 6, 7) and array.dtype == np.dtype(dtype) and array.flags.c_contiguous
-    assert (array.ctypes.data + first) % placement.LINE == offset
+    assert (array.ctypes.data + first) % ALIGNMENT == offset
 
 
 def test_every_placement_computes_the_reference_and_is_timed():
