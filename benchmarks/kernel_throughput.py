@@ -10,11 +10,15 @@ is shown beside it. Bytes moved per grid are counted as one read of the grid and
 write of the result (2 * points * itemsize), the same bytes the copies move; the
 kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 thread"
 is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it).
+Every ratio is paired: taken within one round between timings made next to each other,
+then the median over the rounds (this machine's rates drift by up to 1.5x in blocks of
+seconds, so a ratio of two medians would mix states the two timings never shared).
 "aligned" is the kernel on the same grids and outputs placed by hybridfd
 (hybridfd.arrays: empty_padded, each interior on a cache line, and empty_aligned); numpy
 starts both 16 bytes past a line. The kernel's GFLOP/s (for the Laplacian, a symmetric
 stencil: 9r + 1 flops per float64 lane) is set beside the core's arithmetic peak for separate multiplies and adds,
-measured by a small C++ loop in the same run. Then the size curve: one n^3 grid
+measured by a small C++ loop in the same run (in the size curve, once per round beside
+that round's kernel timings). Then the size curve: one n^3 grid
 (16^3..256^3) applied again and again, the kernel on one and two threads beside STREAM
 Copy of the same bytes, each timed in C++ (see size_curve). Writes
 results/kernel_throughput.json, docs/img/kernel_throughput.png and
@@ -43,6 +47,15 @@ def seconds(function: object) -> float:
     start = time.perf_counter()
     function()
     return time.perf_counter() - start
+
+
+def paired_median(numerators: list[float], denominators: list[float]) -> float:
+    """Median over rounds of numerator / denominator, each pair timed in the same round
+    (the shorter list sets how many rounds there are)."""
+    count = min(len(numerators), len(denominators))
+    if count == 0:
+        raise ValueError("paired_median needs at least one round of both timings")
+    return float(np.median(np.asarray(numerators[:count]) / np.asarray(denominators[:count])))
 
 
 def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int) -> dict:
@@ -109,17 +122,17 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "median_seconds": median,
         "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
         "mpoints_per_s": {name: points / t / 1e6 for name, t in median.items()},
-        "kernel_fraction_of_copy": median["copy"] / median["kernel"],
-        "aligned_fraction_of_copy": median["copy"] / median["kernel_aligned"],
-        "kernel_fraction_of_memcpy": median["memcpy"] / median["kernel"],
+        "kernel_fraction_of_copy": paired_median(times["copy"], times["kernel"]),
+        "aligned_fraction_of_copy": paired_median(times["copy"], times["kernel_aligned"]),
+        "kernel_fraction_of_memcpy": paired_median(times["memcpy"], times["kernel"]),
         "kernel_gflops": flops / median["kernel"] / 1e9,
-        "kernel_speedup_over_numpy": median["numpy"] / median["kernel"],
-        "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
+        "kernel_speedup_over_numpy": paired_median(times["numpy"], times["kernel"]),
+        "two_threads_speedup": paired_median(times["kernel"], times["kernel_2_threads"]),
     }
 
 
 SIZE_CURVE = (16, 24, 32, 48, 64, 96, 128, 192, 256)
-CURVE_ROUNDS = 3
+CURVE_ROUNDS = 5
 
 
 def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
@@ -132,10 +145,11 @@ def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
 def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
     """One n^3 grid applied again and again, for each n: the kernel on one thread and on
     two, on one thread again on the same grid and output placed by hybridfd, and STREAM
-    Copy of the same bytes (an array of the output's size), each timed in C++
-    (``hybridfd._core.kernel_seconds`` / ``copy_seconds``: fastest of ten windows,
-    so a 16^3 grid's microseconds are not drowned by a call from Python), in
-    ``CURVE_ROUNDS`` interleaved rounds, medians. Sub-grids of 16^3..48^3 are what a rank
+    Copy of the same bytes (an array of the output's size), and the core's arithmetic
+    peak, each timed in C++ (``hybridfd._core.kernel_seconds`` / ``copy_seconds`` /
+    ``measure_arithmetic_peak``: fastest of ten windows, so a 16^3 grid's microseconds
+    are not drowned by a call from Python), in ``CURVE_ROUNDS`` interleaved rounds:
+    every ratio is taken within a round (``paired_median``). Sub-grids of 16^3..48^3 are what a rank
     holds in a strong-scaling run. The kernel is told where the grid lives
     (``from_memory``): in cache while the grid and its output fit one core's share of the
     last-level cache, which a grid applied again and again then stays in; beyond that,
@@ -160,7 +174,15 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
             target = np.empty_like(source)
             in_cache = padded.nbytes + out.nbytes <= last_level_share
             timings: dict[str, list[float]] = {"copy": [], "kernel": [], "kernel_aligned": [], "kernel_2_threads": []}
+            # Seconds per FMA-peak flop and per multiply+add-peak flop, so that a paired
+            # median of (seconds per peak flop) / (seconds per kernel flop) is the kernel's
+            # fraction of the peak in that round.
+            peak_seconds: dict[str, list[float]] = {"fma": [], "multiply_add": []}
+            flops = n**3 * flops_per_point(stencil, dtype)
             for _ in range(CURVE_ROUNDS):
+                multiply_add, fma = hf._core.measure_arithmetic_peak(seconds)
+                peak_seconds["multiply_add"].append(flops / (multiply_add * 1e9))
+                peak_seconds["fma"].append(flops / (fma * 1e9))
                 timings["copy"].append(hf._core.copy_seconds(source, target, seconds))
                 for grid, result, threads, name in (
                     (padded, out, 1, "kernel"),
@@ -182,12 +204,16 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
                     "seconds": median["kernel"],
                     "median_seconds": median,
                     "mpoints_per_s": n**3 / median["kernel"] / 1e6,
-                    "gflops": n**3 * flops_per_point(stencil, dtype) / median["kernel"] / 1e9,
-                    "aligned_gflops": n**3 * flops_per_point(stencil, dtype) / median["kernel_aligned"] / 1e9,
+                    "gflops": flops / median["kernel"] / 1e9,
+                    "aligned_gflops": flops / median["kernel_aligned"] / 1e9,
+                    "fma_peak_gflops": flops / float(np.median(peak_seconds["fma"])) / 1e9,
+                    "multiply_add_peak_gflops": flops / float(np.median(peak_seconds["multiply_add"])) / 1e9,
+                    "fraction_of_fma_peak": paired_median(peak_seconds["fma"], timings["kernel"]),
+                    "aligned_fraction_of_fma_peak": paired_median(peak_seconds["fma"], timings["kernel_aligned"]),
                     "gb_per_s": {name: moved / t / 1e9 for name, t in median.items()},
-                    "kernel_fraction_of_copy": median["copy"] / median["kernel"],
-                    "aligned_fraction_of_copy": median["copy"] / median["kernel_aligned"],
-                    "two_threads_speedup": median["kernel"] / median["kernel_2_threads"],
+                    "kernel_fraction_of_copy": paired_median(timings["copy"], timings["kernel"]),
+                    "aligned_fraction_of_copy": paired_median(timings["copy"], timings["kernel_aligned"]),
+                    "two_threads_speedup": paired_median(timings["kernel"], timings["kernel_2_threads"]),
                     "bytes_in_caches": padded.nbytes + out.nbytes,
                     "in_cache": in_cache,
                 }
@@ -356,8 +382,8 @@ def main() -> int:
             f"| {row['n']} | {row['dtype']} | {row['bytes_in_caches'] / 2**10:.0f} KiB | "
             f"{'in cache' if row['in_cache'] else 'from memory'} | {g['copy']:.1f} | {g['kernel']:.1f} | "
             f"{100 * row['kernel_fraction_of_copy']:.0f} % | {row['mpoints_per_s']:.0f} | {row['gflops']:.1f} | "
-            f"{100 * row['gflops'] / fma_peak:.0f} % | {100 * row['aligned_fraction_of_copy']:.0f} % | "
-            f"{100 * row['aligned_gflops'] / fma_peak:.0f} % | {row['two_threads_speedup']:.2f}x |"
+            f"{100 * row['fraction_of_fma_peak']:.0f} % | {100 * row['aligned_fraction_of_copy']:.0f} % | "
+            f"{100 * row['aligned_fraction_of_fma_peak']:.0f} % | {row['two_threads_speedup']:.2f}x |"
         )
     results = ROOT / "results"
     results.mkdir(exist_ok=True)

@@ -1,0 +1,44 @@
+"""benchmarks/kernel_throughput.py: its ratios are paired within a round, and a small run
+of each part computes the reference (the script checks every output) and reports
+positive rates."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import kernel_throughput  # noqa: E402
+
+
+def test_paired_median_takes_each_ratio_within_its_round():
+    # The machine slowed down in round 2 for the kernel and in round 3 for both: paired,
+    # the kernel kept pace in two rounds of three; a ratio of medians would say 3x.
+    copy = [1.0, 3.0, 3.0]
+    kernel = [1.0, 1.0, 3.0]
+    assert kernel_throughput.paired_median(copy, kernel) == 1.0
+    assert kernel_throughput.paired_median([2.0, 4.0], [1.0, 1.0, 1.0]) == 3.0  # two rounds of both
+
+
+def test_paired_median_refuses_no_rounds():
+    with pytest.raises(ValueError, match="at least one round"):
+        kernel_throughput.paired_median([], [1.0])
+
+
+def test_cases_report_paired_fractions():
+    row = kernel_throughput.measure(8, 2, "complex128", repeats=2, numpy_repeats=1)
+    for name in ("kernel_fraction_of_copy", "aligned_fraction_of_copy", "two_threads_speedup"):
+        assert row[name] > 0
+    assert row["kernel_speedup_over_numpy"] > 0
+
+
+def test_size_curve_reports_the_peak_fraction_of_each_round():
+    rows = kernel_throughput.size_curve((8,), 0.002)
+    assert [row["dtype"] for row in rows] == ["float64", "complex128"]
+    for row in rows:
+        assert 0 < row["fraction_of_fma_peak"] and 0 < row["aligned_fraction_of_fma_peak"]
+        assert row["fma_peak_gflops"] > 0 and row["multiply_add_peak_gflops"] > 0
+        assert row["in_cache"]
