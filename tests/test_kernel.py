@@ -146,6 +146,38 @@ def test_symmetric_form_is_the_paired_sum():
     assert not hf.Stencil.from_coefficients(np.arange(13.0)).symmetric
 
 
+@pytest.mark.parametrize("radius", range(1, 7))
+@pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 17), (6, 5, 33), (16, 16, 16)])
+def test_isotropic_stencil_is_bit_identical_to_reference(radius, shape):
+    """Every axis's coefficients equal (a Laplacian on a cubic grid): float64 rows in
+    cache slide with one copy of them for all three axes (kernel.cpp, slide_rows)."""
+    rng = np.random.default_rng(10 + radius)
+    weights = np.tile(rng.uniform(-2, 2, radius), (3, 1))
+    padded = random_padded(shape, radius, "float64", seed=radius)
+    for stencil in (hf.Stencil.star(rng.uniform(-2, 2), weights, weights), hf.Stencil.laplace(radius, 0.3)):
+        expected = hf.reference.apply_padded(stencil, padded)
+        for threads in (1, 2):
+            np.testing.assert_array_equal(apply_padded(stencil, padded, threads=threads), expected)
+
+
+@pytest.mark.parametrize("form", ["symmetric", "general"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize(("threads", "from_memory"), [(1, False), (2, False), (1, True)])
+def test_a_coefficient_of_negative_zero_keeps_its_sign(form, dtype, threads, from_memory):
+    # On an input of -0.0 the y pair's (-0.0 + -0.0) * -0.0 is +0.0, which turns the sum
+    # to +0.0; a weight of +0.0 in its place (the x axis's, were the axes taken for equal
+    # by ==, or -0.0 broadcast as 0.0 + -0.0) would leave it -0.0.
+    minus = [[0.0], [-0.0], [0.0]]
+    plus = [[0.0], [-0.0], [0.0]] if form == "symmetric" else [[0.25], [-0.0], [0.0]]
+    stencil = hf.Stencil.star(1.0, minus, plus)
+    assert stencil.symmetric == (form == "symmetric")
+    padded = np.full((10, 10, 18), -0.0, dtype=dtype)
+    expected = hf.reference.apply_padded(stencil, padded)
+    assert not np.signbit(expected.view(np.float64)).any()
+    out = apply_padded(stencil, padded, threads=threads, from_memory=from_memory)
+    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
+
+
 def test_stored_outputs_reproduce_bit_for_bit():
     """Outputs stored from the kernel before the kernel issue's work (tests/data): any
     later change to the kernel must reproduce them exactly."""

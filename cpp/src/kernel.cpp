@@ -20,6 +20,7 @@
 #endif
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -755,12 +756,20 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Str
 // `prefetch`, if not null, holds per plane where row y = 0 of this call prefetches, and
 // its y-stride. With Ends, the z ghosts of row y of plane x + plane are row (x + plane,
 // y_first + y) of `z_ghosts`.
-template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream>
+//
+// Isotropic: the caller found every axis's coefficients equal (a Laplacian on a cubic
+// grid). The local copy's y and z coefficients are then set from its x ones, so the
+// compiler holds r + 1 coefficient registers instead of 3r + 1 and, with AVX2's 16,
+// spills none (the values, and so every result, are the same).
+template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream, bool Isotropic = false>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
                 std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
                 const std::array<Rows, 2>* z_ghosts = nullptr, std::int64_t x = 0, std::int64_t y_first = 0) {
-  const Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
+  Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
+  if constexpr (Isotropic)
+    for (int axis = 1; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d) c.minus[axis][d] = c.minus[0][d], c.plus[axis][d] = c.plus[0][d];
   const AtStrides neighbours{stride_x, stride_y};
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* centre[Planes];
@@ -825,6 +834,16 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   const std::int64_t out_stride_x = n[1] * out_stride_y;
   const RowCoefficients<Radius> c(stencil);
   const std::int64_t begin = region.begin[2] * Lanes, end = (region.begin[2] + region.extent[2]) * Lanes;
+  // float64 rows in cache slide with one copy of the coefficients for all three axes
+  // where they are equal bit for bit (slide_rows; -0.0 and 0.0 could sum differently).
+  constexpr bool may_be_isotropic = Lanes == 1 && !Stream && Symmetric;
+  const bool isotropic = may_be_isotropic && [&] {
+    for (int axis = 1; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d)
+        if (std::bit_cast<std::uint64_t>(stencil.minus[axis][d]) != std::bit_cast<std::uint64_t>(stencil.minus[0][d]))
+          return false;
+    return true;
+  }();
 
   // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
   // two planes at a time) stay in the core's L2 while x sweeps through them: each input
@@ -945,10 +964,18 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
           slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
               c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
               first_target, out_stride_x, out_stride_y, prefetch, &input.z_ghosts, x, slide_y_begin);
-        else
-          slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream>(
-              c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
-              slide_end, first_target, out_stride_x, out_stride_y, prefetch);
+        else {
+          auto slide = [&]<bool Isotropic> {
+            slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream, Isotropic>(
+                c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
+                slide_end, first_target, out_stride_x, out_stride_y, prefetch);
+          };
+          if (isotropic) {
+            if constexpr (may_be_isotropic) slide.template operator()<true>();
+          } else {
+            slide.template operator()<false>();
+          }
+        }
       }
       // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
       // neighbour row (at 12^3 more than half the rows do), and with prefetching every

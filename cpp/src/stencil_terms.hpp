@@ -32,10 +32,12 @@ struct Coefficients {
   T plus[3][Radius];
 
   explicit Coefficients(const Stencil& stencil) {
-    centre = T{} + stencil.centre;
+    // Broadcast as x - 0.0, which is x for every x: 0.0 + x would turn a coefficient of
+    // -0.0 into +0.0, and that can flip the sign of a zero result.
+    centre = stencil.centre - T{};
     for (int axis = 0; axis < 3; ++axis)
       for (int d = 0; d < Radius; ++d)
-        minus[axis][d] = T{} + stencil.minus[axis][d], plus[axis][d] = T{} + stencil.plus[axis][d];
+        minus[axis][d] = stencil.minus[axis][d] - T{}, plus[axis][d] = stencil.plus[axis][d] - T{};
   }
 };
 
