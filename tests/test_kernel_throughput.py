@@ -15,8 +15,8 @@ import kernel_throughput  # noqa: E402
 
 
 def test_paired_median_takes_each_ratio_within_its_round():
-    # The machine slowed down in round 2 for the kernel and in round 3 for both: paired,
-    # the kernel kept pace in two rounds of three; a ratio of medians would say 3x.
+    # Copy ran slow in round 2, and both in round 3: paired, the ratio is 1 in two rounds
+    # of three (median 1); the ratio of the medians would say 3.
     copy = [1.0, 3.0, 3.0]
     kernel = [1.0, 1.0, 3.0]
     assert kernel_throughput.paired_median(copy, kernel) == 1.0
