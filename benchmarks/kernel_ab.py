@@ -21,6 +21,7 @@ import argparse
 import hashlib
 import io
 import json
+import os
 import re
 import shlex
 import shutil
@@ -54,6 +55,9 @@ DEFAULT_CASES = [
     )
 ]
 FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "-march=native", "-ffp-contract=off"]
+# The compiler launcher cmake is given (the Makefile names ccache; cmake reads the same
+# variable) goes before this tool's own compile of kernel.cpp too.
+COMPILER = [*filter(None, [os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER")]), "c++"]
 
 
 def run(command: list[str]) -> subprocess.CompletedProcess:
@@ -130,7 +134,8 @@ def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
     plain = build / f"kernel_{digest}.plain.o"
     if not plain.exists():
         partial = plain.with_suffix(".partial")
-        run(["c++", *FLAGS, *kernel_includes(tree), "-c", str(tree / "cpp" / "src" / "kernel.cpp"), "-o", str(partial)])
+        source = tree / "cpp" / "src" / "kernel.cpp"
+        run([*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(partial)])
         partial.rename(plain)
     return plain
 

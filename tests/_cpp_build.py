@@ -18,6 +18,13 @@ def run(cmd: list[str], **kwargs: object) -> str:
     return result.stdout
 
 
+def compiler_launcher() -> list[str]:
+    """The launcher cmake puts before the compiler (the Makefile names ccache, through the
+    variable cmake reads), for the tests' own compiles of kernel.cpp."""
+    launcher = os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER")
+    return [launcher] if launcher else []
+
+
 def install_core(build: Path, prefix: Path) -> tuple:
     """Configures, builds and installs the core alone (with the same MPI as the package)."""
     env = dict(os.environ, MPI_HOME=os.environ.get("MPI_HOME") or sys.prefix)

@@ -1,5 +1,7 @@
 """Settings for the whole suite."""
 
+import shutil
+
 import pytest
 from hypothesis import settings
 
@@ -9,8 +11,12 @@ settings.load_profile("hybridfd")
 
 
 @pytest.fixture(scope="session")
-def installed_core(tmp_path_factory: pytest.TempPathFactory) -> tuple:
-    """The C++ core built and installed on its own, once per session (_cpp_build.py)."""
-    from _cpp_build import install_core
+def installed_core() -> tuple:
+    """The C++ core built and installed on its own, once per session (_cpp_build.py), from
+    an empty directory inside the tree: there the compiler cache (Makefile) sees paths
+    relative to the tree, so a later run or clone reuses this one's objects."""
+    from _cpp_build import ROOT, install_core
 
-    return install_core(tmp_path_factory.mktemp("core-build") / "core", tmp_path_factory.mktemp("core-prefix"))
+    build = ROOT / "build" / "test-core"
+    shutil.rmtree(build, ignore_errors=True)
+    return install_core(build / "core", build / "prefix")

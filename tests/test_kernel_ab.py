@@ -9,6 +9,7 @@ same core library (one build for both tests)."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -26,8 +27,13 @@ CASES = [
 
 
 @pytest.fixture(scope="module")
-def build_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("kernel-ab")
+def build_dir() -> Path:
+    """Inside the tree, where the compiler cache (Makefile) takes paths relative to it, so a
+    later run or clone reuses this one's kernels. Emptied first: the tool's own reuse of
+    compiled kernels is not what this test checks."""
+    build = ROOT / "build" / "test-kernel-ab"
+    shutil.rmtree(build, ignore_errors=True)
+    return build
 
 
 def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:

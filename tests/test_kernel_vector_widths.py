@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _cpp_build import compiler_launcher
+
 ROOT = Path(__file__).resolve().parents[1]
 # mpi.h (the kernel's headers declare MPI types): the MPICH wheel's in the environment,
 # or the site MPI's that MPI_HOME names (Makefile).
@@ -34,7 +36,8 @@ def test_kernel_compiles_for_the_other_vector_width(tmp_path: Path) -> None:
     compiler = shutil.which("c++") or shutil.which("g++")
     assert compiler is not None, "no C++ compiler on PATH"
     target = tmp_path / f"kernel_{march}.o"
-    command = [compiler, "-std=c++20", "-O2", f"-march={march}", "-ffp-contract=off", "-Wall", "-Wextra", "-Werror"]
+    command = [*compiler_launcher(), compiler, "-std=c++20", "-O2", f"-march={march}", "-ffp-contract=off"]
+    command += ["-Wall", "-Wextra", "-Werror"]
     command += [f"-I{ROOT / 'cpp' / 'include'}", *(f"-I{path}" for path in MPI_INCLUDES)]
     command += ["-c", str(ROOT / "cpp" / "src" / "kernel.cpp"), "-o", str(target)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900)
