@@ -178,6 +178,22 @@ def test_a_coefficient_of_negative_zero_keeps_its_sign(form, dtype, threads, fro
     np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("from_memory", [False, True])
+def test_minus_and_plus_that_differ_in_the_sign_of_a_zero_are_summed_as_written(dtype, from_memory):
+    # Centre 0.0 on an input of -0.0 starts each sum at -0.0. The x pair as written,
+    # +0.0 * -0.0 + -0.0 * -0.0, adds -0.0 and then +0.0, which turns the sum to +0.0;
+    # paired, +0.0 * (-0.0 + -0.0) would add -0.0 and leave it -0.0. The y and z pairs
+    # (1.0) add -0.0, which keeps either sign.
+    stencil = hf.Stencil.star(0.0, [[0.0], [1.0], [1.0]], [[-0.0], [1.0], [1.0]])
+    assert not stencil.symmetric
+    padded = np.full((10, 10, 18), -0.0, dtype=dtype)
+    expected = hf.reference.apply_padded(stencil, padded)
+    assert not np.signbit(expected.view(np.float64)).any()
+    out = apply_padded(stencil, padded, from_memory=from_memory)
+    np.testing.assert_array_equal(out.view(np.uint64), expected.view(np.uint64))
+
+
 def test_stored_outputs_reproduce_bit_for_bit():
     """Outputs stored from the kernel before the kernel issue's work (tests/data): any
     later change to the kernel must reproduce them exactly."""

@@ -56,6 +56,14 @@ def test_star_round_trips_any_radius(radius):
     assert len(stencil.coefficients) == 1 + 6 * radius
 
 
+def test_symmetric_means_minus_and_plus_equal_bit_for_bit():
+    assert hf.Stencil.laplace(2, (0.2, 0.2, 0.2)).symmetric
+    assert hf.Stencil.star(1.0, [[-0.0], [2.0], [3.0]], [[-0.0], [2.0], [3.0]]).symmetric
+    # == takes -0.0 for +0.0; the paired form of such a pair could flip a zero's sign.
+    assert not hf.Stencil.star(1.0, [[0.0], [2.0], [3.0]], [[-0.0], [2.0], [3.0]]).symmetric
+    assert not hf.Stencil.star(1.0, [[1.0], [2.0], [3.0]], [[1.0], [2.0], [3.5]]).symmetric
+
+
 @pytest.mark.parametrize("radius", [0, 7, -1, 2.5])
 def test_laplace_rejects_a_bad_radius(radius):
     with pytest.raises(ValueError, match=f"radius {radius!r}"):

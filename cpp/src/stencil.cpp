@@ -1,5 +1,6 @@
 #include "hybridfd/stencil.hpp"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -88,7 +89,7 @@ Stencil Stencil::from_coefficients(std::span<const double> coefficients) {
 bool Stencil::symmetric() const {
   for (int axis = 0; axis < 3; ++axis)
     for (int d = 0; d < radius; ++d)
-      if (minus[axis][d] != plus[axis][d]) return false;
+      if (std::bit_cast<std::uint64_t>(minus[axis][d]) != std::bit_cast<std::uint64_t>(plus[axis][d])) return false;
   return true;
 }
 

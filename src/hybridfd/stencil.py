@@ -3,7 +3,7 @@
 A point's new value is ``centre*A[p]`` plus, for axis x, y, z and d = 1..r in that order
 (the order of C1..C13 in the papers), the pair of terms at distance d: in general
 ``+ minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]``; for a symmetric
-stencil (``minus == plus`` everywhere, e.g. every Laplacian)
+stencil (``minus`` and ``plus`` the same doubles bit for bit, e.g. every Laplacian)
 ``+ minus[axis][d-1]*(A[p - d e_axis] + A[p + d e_axis])``. Sums go left to right, each
 multiply and add rounded on its own. The C++ kernel and :mod:`hybridfd.reference` both
 sum in exactly this order.
@@ -73,7 +73,8 @@ class Stencil:
 
     @property
     def symmetric(self) -> bool:
-        """``minus == plus`` for every axis and distance: summed in the paired form."""
+        """``minus`` and ``plus`` equal bit for bit for every axis and distance (so -0.0
+        against +0.0 is not symmetric): summed in the paired form."""
         return self._core.symmetric
 
     @property

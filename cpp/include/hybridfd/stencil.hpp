@@ -17,9 +17,12 @@ inline constexpr int max_radius = 6;
 //   general stencil:   + minus[axis][d-1]*A[p - d e_axis] + plus[axis][d-1]*A[p + d e_axis]
 //   symmetric stencil: + minus[axis][d-1]*(A[p - d e_axis] + A[p + d e_axis])
 // summed left to right, each multiply and add rounded on its own (no FMA). A stencil is
-// symmetric when minus == plus exactly for every axis and distance (every Laplacian);
-// pairing then saves one multiply in four. Every kernel and the numpy reference sum in
-// this order, which is what makes all approaches bit-identical.
+// symmetric when minus and plus are the same doubles bit for bit for every axis and
+// distance (every Laplacian); pairing then saves one multiply in four. Compared as bits,
+// not with ==: with -0.0 on one side and +0.0 on the other the two forms can give a zero
+// result different signs, so such a stencil is summed in the general form it states.
+// Every kernel and the numpy reference sum in this order, which is what makes all
+// approaches bit-identical.
 struct Stencil {
   int radius = 1;
   double centre = 0.0;
@@ -40,7 +43,8 @@ struct Stencil {
   // The inverse of from_coefficients: centre, then per axis (-1, +1, -2, +2, ...).
   std::vector<double> coefficients() const;
 
-  // minus == plus for every axis and distance: the kernel sums the paired form.
+  // minus and plus equal bit for bit for every axis and distance: the kernel sums the
+  // paired form.
   bool symmetric() const;
 
   // "stencil radius r with coefficients (C1, ...)", each coefficient in its shortest
