@@ -111,8 +111,28 @@ def test_timed_kernel_and_copy_compute_what_they_time(dtype, threads, from_memor
     np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
     source = padded.reshape(-1).view(np.float64)
     target = np.zeros_like(source)
-    assert 0 < hf._core.copy_seconds(source, target, 0.001) < 1
+    assert 0 < hf._core.copy_seconds(source, target, 0.001, threads) < 1
     np.testing.assert_array_equal(target, source)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("count", [0, 1, 7, 8, 9, 23, 64, 1001])
+def test_stream_copy_on_threads_copies_every_value_and_no_more(threads, count):
+    # Parts meet at multiples of 8 values: counts below, at and past a multiple, with
+    # more threads than lines (a part may be empty). The target is the front of a larger
+    # array whose rest must stay untouched.
+    source = np.arange(1.0, count + 1.0)
+    whole = np.full(count + 16, -1.0)
+    hf._core.stream_copy(source, whole[:count], threads)
+    np.testing.assert_array_equal(whole[:count], source)
+    assert (whole[count:] == -1.0).all()
+
+
+def test_copy_on_threads_names_a_team_size_it_cannot_have():
+    source = np.zeros(64)
+    for copy in (hf._core.stream_copy, lambda s, t, n: hf._core.copy_seconds(s, t, 0.01, n)):
+        with pytest.raises(ValueError, match="threads 0"):
+            copy(source, np.zeros(64), 0)
 
 
 @pytest.mark.parametrize("seconds", [0.0, -1.0, float("nan"), 1e9])

@@ -28,9 +28,25 @@ def test_paired_median_refuses_no_rounds():
         kernel_throughput.paired_median([], [1.0])
 
 
+def test_two_thread_ratios_pair_kernel_and_copy_within_each_round():
+    times = {
+        "copy": [2.0, 2.0, 4.0],
+        "copy_2_threads": [1.0, 1.6, 2.0],
+        "kernel": [2.5, 2.5, 5.0],
+        "kernel_2_threads": [1.25, 2.0, 2.5],
+    }
+    ratios = kernel_throughput.two_thread_ratios(times)
+    assert ratios == {
+        "two_threads_speedup": 2.0,  # 2.0, 1.25, 2.0
+        "two_threads_copy_speedup": 2.0,  # 2.0, 1.25, 2.0
+        "two_threads_fraction_of_copy": 0.8,  # 0.8, 0.8, 0.8
+    }
+
+
 def test_cases_report_paired_fractions():
     row = kernel_throughput.measure(8, 2, "complex128", repeats=2, numpy_repeats=1)
-    for name in ("kernel_fraction_of_copy", "aligned_fraction_of_copy", "two_threads_speedup"):
+    names = ("kernel_fraction_of_copy", "aligned_fraction_of_copy", "two_threads_speedup")
+    for name in (*names, "two_threads_copy_speedup", "two_threads_fraction_of_copy"):
         assert row[name] > 0
     assert row["kernel_speedup_over_numpy"] > 0
 
@@ -42,3 +58,4 @@ def test_size_curve_reports_the_peak_fraction_of_each_round():
         assert 0 < row["fraction_of_fma_peak"] and 0 < row["aligned_fraction_of_fma_peak"]
         assert row["fma_peak_gflops"] > 0 and row["multiply_add_peak_gflops"] > 0
         assert row["in_cache"]
+        assert row["two_threads_copy_speedup"] > 0 and row["two_threads_fraction_of_copy"] > 0

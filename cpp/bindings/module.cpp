@@ -165,14 +165,15 @@ NB_MODULE(_core, m) {
   m.def(
       "stream_copy",
       [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
-         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target) {
+         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, int threads) {
         if (source.size() != target.size())
           throw hybridfd::ValueError("stream_copy: source has " + std::to_string(source.size()) + " values, target " +
                                      std::to_string(target.size()));
         nb::gil_scoped_release release;
-        hybridfd::stream_copy(source.data(), target.data(), static_cast<std::int64_t>(source.size()));
+        hybridfd::stream_copy(source.data(), target.data(), static_cast<std::int64_t>(source.size()), threads);
       },
-      "source"_a, "target"_a, "STREAM Copy of float64 arrays (view complex128 as float64).");
+      "source"_a, "target"_a, "threads"_a = 1,
+      "STREAM Copy of float64 arrays (view complex128 as float64), in one contiguous part per thread.");
   m.def(
       "cache_sizes",
       [] {
@@ -183,14 +184,15 @@ NB_MODULE(_core, m) {
   m.def(
       "copy_seconds",
       [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
-         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, double seconds) {
+         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, double seconds, int threads) {
         if (source.size() != target.size())
           throw hybridfd::ValueError("copy_seconds: source has " + std::to_string(source.size()) + " values, target " +
                                      std::to_string(target.size()));
         nb::gil_scoped_release release;
-        return hybridfd::copy_seconds(source.data(), target.data(), static_cast<std::int64_t>(source.size()), seconds);
+        return hybridfd::copy_seconds(source.data(), target.data(), static_cast<std::int64_t>(source.size()), seconds,
+                                      threads);
       },
-      "source"_a, "target"_a, "seconds"_a = 0.2,
+      "source"_a, "target"_a, "seconds"_a = 0.2, "threads"_a = 1,
       "Fastest seconds per STREAM Copy of float64 arrays (view complex128 as float64), timed in C++ (for benchmarks).");
   m.def(
       "measure_arithmetic_peak",

@@ -32,13 +32,16 @@ ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 
 // STREAM's Copy kernel, c[j] = a[j], on `count` float64 values: a plain loop with
 // ordinary stores, as STREAM compiles it (not memcpy, whose large-size paths switch to
-// non-temporal stores at size thresholds of the C library's choosing).
-void stream_copy(const double* source, double* target, std::int64_t count);
+// non-temporal stores at size thresholds of the C library's choosing). On `threads`
+// threads (a ThreadTeam; throws ValueError naming a count it cannot have) each copies
+// one contiguous part at once, as STREAM's OpenMP loop does: what the memory bus gives
+// that many cores, set beside a kernel split over as many threads.
+void stream_copy(const double* source, double* target, std::int64_t count, int threads = 1);
 
 // Seconds one copy of `count` values by stream_copy takes, timed in C++ like
 // kernel_seconds: the copy of a grid small enough to live in cache runs at that cache's
 // rate, so a kernel's size curve has beside it what each cache level moves now.
-double copy_seconds(const double* source, double* target, std::int64_t count, double seconds = 0.2);
+double copy_seconds(const double* source, double* target, std::int64_t count, double seconds = 0.2, int threads = 1);
 
 // Seconds one application of the kernel to the whole of `padded` takes, split over
 // `threads` threads by x-slabs, from memory or not as `from_memory` says (as
