@@ -423,7 +423,8 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     stencil = Stencil.laplace(2, 0.2)
     options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
     op = Operator(decomposition, stencil, **options)
-    a, out = empty_aligned(decomposition.local_shape(64)), empty_aligned(decomposition.local_shape(64))
+    shape = decomposition.local_shape(64)
+    a, out = empty_aligned(shape), empty_aligned(shape)
     a.fill(1.0)
     op.apply(a, out)
     spent = []
