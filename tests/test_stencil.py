@@ -64,6 +64,14 @@ def test_symmetric_means_minus_and_plus_equal_bit_for_bit():
     assert not hf.Stencil.star(1.0, [[1.0], [2.0], [3.0]], [[1.0], [2.0], [3.5]]).symmetric
 
 
+def test_isotropic_means_every_axis_equals_x_bit_for_bit():
+    assert hf.Stencil.laplace(3, 0.2).isotropic
+    assert not hf.Stencil.laplace(2, (0.2, 0.2, 0.25)).isotropic
+    assert hf.Stencil.star(1.0, [[2.0, -0.0]] * 3, [[3.0, 0.5]] * 3).isotropic  # not symmetric, still isotropic
+    assert not hf.Stencil.star(1.0, [[2.0, -0.0]] * 3, [[2.0, -0.0], [2.0, 0.0], [2.0, -0.0]]).isotropic
+    assert not hf.Stencil.star(1.0, [[0.0], [0.0], [-0.0]], [[0.0], [0.0], [-0.0]]).isotropic  # == would say yes
+
+
 @pytest.mark.parametrize("radius", [0, 7, -1, 2.5])
 def test_laplace_rejects_a_bad_radius(radius):
     with pytest.raises(ValueError, match=f"radius {radius!r}"):

@@ -260,6 +260,7 @@ NB_MODULE(_core, m) {
       .def_ro("centre", &hybridfd::Stencil::centre)
       .def("coefficients", &hybridfd::Stencil::coefficients)
       .def_prop_ro("symmetric", &hybridfd::Stencil::symmetric)
+      .def_prop_ro("isotropic", &hybridfd::Stencil::isotropic)
       .def("description", &hybridfd::Stencil::description)
       .def_static("laplace", &hybridfd::Stencil::laplace, "radius"_a, "spacing"_a)
       .def_static(

@@ -20,7 +20,6 @@
 #endif
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -837,13 +836,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // float64 rows in cache slide with one copy of the coefficients for all three axes
   // where they are equal bit for bit (slide_rows; -0.0 and 0.0 could sum differently).
   constexpr bool may_be_isotropic = Lanes == 1 && !Stream && Symmetric;
-  const bool isotropic = may_be_isotropic && [&] {
-    for (int axis = 1; axis < 3; ++axis)
-      for (int d = 0; d < Radius; ++d)
-        if (std::bit_cast<std::uint64_t>(stencil.minus[axis][d]) != std::bit_cast<std::uint64_t>(stencil.minus[0][d]))
-          return false;
-    return true;
-  }();
+  const bool isotropic = may_be_isotropic && stencil.isotropic();
 
   // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
   // two planes at a time) stay in the core's L2 while x sweeps through them: each input

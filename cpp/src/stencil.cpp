@@ -86,10 +86,24 @@ Stencil Stencil::from_coefficients(std::span<const double> coefficients) {
   return stencil;
 }
 
+namespace {
+
+// Equal as doubles bit for bit: == takes -0.0 for +0.0, which can sum differently.
+bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == std::bit_cast<std::uint64_t>(b); }
+
+}  // namespace
+
 bool Stencil::symmetric() const {
   for (int axis = 0; axis < 3; ++axis)
     for (int d = 0; d < radius; ++d)
-      if (std::bit_cast<std::uint64_t>(minus[axis][d]) != std::bit_cast<std::uint64_t>(plus[axis][d])) return false;
+      if (!same_bits(minus[axis][d], plus[axis][d])) return false;
+  return true;
+}
+
+bool Stencil::isotropic() const {
+  for (int axis = 1; axis < 3; ++axis)
+    for (int d = 0; d < radius; ++d)
+      if (!same_bits(minus[axis][d], minus[0][d]) || !same_bits(plus[axis][d], plus[0][d])) return false;
   return true;
 }
 

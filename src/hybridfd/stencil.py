@@ -78,6 +78,12 @@ class Stencil:
         return self._core.symmetric
 
     @property
+    def isotropic(self) -> bool:
+        """Every axis's ``minus`` and ``plus`` equal axis x's bit for bit (a Laplacian on a
+        cubic grid): the kernel keeps one copy of the coefficients for all three axes."""
+        return self._core.isotropic
+
+    @property
     def coefficients(self) -> np.ndarray:
         """``1 + 6r`` coefficients in the papers' order (see :meth:`from_coefficients`)."""
         return np.array(self._core.coefficients())

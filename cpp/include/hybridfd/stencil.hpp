@@ -47,6 +47,10 @@ struct Stencil {
   // paired form.
   bool symmetric() const;
 
+  // Every axis's minus and plus equal axis x's bit for bit (a Laplacian on a cubic grid):
+  // the kernel then keeps one copy of the coefficients for all three axes.
+  bool isotropic() const;
+
   // "stencil radius r with coefficients (C1, ...)", each coefficient in its shortest
   // exact form: two stencils with the same text are the same stencil.
   std::string description() const;
