@@ -170,7 +170,8 @@ def test_symmetric_form_is_the_paired_sum():
 @pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 17), (6, 5, 33), (16, 16, 16)])
 def test_isotropic_stencil_is_bit_identical_to_reference(radius, shape):
     """Every axis's coefficients equal (a Laplacian on a cubic grid): float64 rows in
-    cache slide with one copy of them for all three axes (kernel.cpp, slide_rows)."""
+    cache slide with one copy of them for all three axes (kernel.cpp,
+    slide_padded_in_cache and slide_rows)."""
     rng = np.random.default_rng(10 + radius)
     weights = np.tile(rng.uniform(-2, 2, radius), (3, 1))
     padded = random_padded(shape, radius, "float64", seed=radius)
@@ -382,6 +383,33 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
             out = np.full(shape, np.nan, dtype=dtype)
             apply_padded(stencil, padded, out, region=(begin, extent), from_memory=from_memory)
             assert_region_written(out, whole, begin, extent)
+
+
+@pytest.mark.parametrize("form", ["general", "symmetric", "isotropic"])
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", [1, 2])
+def test_grid_in_cache_taller_than_a_band_equals_the_reference(dtype, radius, form):
+    """A padded grid applied in cache (from_memory False) is swept in bands of y rows that
+    fit the L2 (kernel.cpp, slide_padded_in_cache): here three bands and a part, the
+    whole grid and a region that starts and ends inside bands, an odd number of planes."""
+    level2 = hf._core.cache_sizes()[1]
+    nz = 21
+    lanes = 2 if dtype == "complex128" else 1
+    row_bytes = (nz + 2 * radius) * lanes * 8
+    planes_read = 2 * radius + 2 if lanes == 1 else 2 * radius + 1
+    band = level2 // 2 // (planes_read * row_bytes) - 2 * radius
+    shape = (3, 3 * band + band // 2, nz)
+    if form == "isotropic":
+        stencil = hf.Stencil.laplace(radius, 0.7)
+    else:
+        stencil = make_stencil(radius, form == "symmetric")
+    padded = random_padded(shape, radius, dtype, seed=radius)
+    whole = apply_padded(stencil, padded, from_memory=False)
+    np.testing.assert_array_equal(whole, hf.reference.apply_padded(stencil, padded))
+    begin, extent = (1, band // 2, 3), (1, 2 * band + 7, nz - 5)
+    out = np.full(shape, np.nan, dtype=dtype)
+    apply_padded(stencil, padded, out, region=(begin, extent), from_memory=False)
+    assert_region_written(out, whole, begin, extent)
 
 
 @pytest.mark.parametrize(

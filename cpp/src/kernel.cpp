@@ -790,6 +790,56 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
   }
 }
 
+// Lanes [begin, end) (at least four) of rows [0, rows) of planes [0, planes) of a padded
+// grid in cache, with plain stores: a rank's sub-grid applied again and again, the case
+// the in-cache rate is measured on. Every row's z ghosts lie beside it and its x- and
+// y-neighbours at the box's strides, so the region is one loop nest of slide steps
+// (sliding_step, the same per-point sums as every other path) with nothing decided per
+// row: slide_row's prologue and prefetching loop, which this case never takes, cost
+// registers and per-row work in the loop they share (docs/benchmarks.md, "Session 27").
+template <int Radius, int Lanes, bool Symmetric, bool Isotropic>
+[[gnu::noinline]] void slide_padded_in_cache(const Coefficients<Radius, Vector>& shared, const double* first_centre,
+                                             std::int64_t stride_x, std::int64_t stride_y, std::int64_t planes,
+                                             std::int64_t rows, std::int64_t begin, std::int64_t end,
+                                             double* first_target, std::int64_t out_stride_x,
+                                             std::int64_t out_stride_y) {
+  Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
+  if constexpr (Isotropic)
+    for (int axis = 1; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d) c.minus[axis][d] = c.minus[0][d], c.plus[axis][d] = c.plus[0][d];
+  const AtStrides neighbours{stride_x, stride_y};
+  constexpr int side = sliding_side<Radius, Lanes>;
+  const std::int64_t last = end - vector_lanes;
+  auto sweep = [&]<int Planes>(std::int64_t x) {
+    for (std::int64_t y = 0; y < rows; ++y) {
+      const double* centre[Planes];
+      double* target[Planes];
+      for (int plane = 0; plane < Planes; ++plane) {
+        centre[plane] = first_centre + (x + plane) * stride_x + y * stride_y;
+        target[plane] = first_target + (x + plane) * out_stride_x + y * out_stride_y;
+      }
+      Vector anchors[Planes][2 * side + 1];
+      auto load_anchors = [&](std::int64_t k) {
+        for (int plane = 0; plane < Planes; ++plane)
+          for (int j = 0; j < 2 * side; ++j) anchors[plane][j] = load(centre[plane] + k + (j - side) * vector_lanes);
+      };
+      load_anchors(begin);
+      std::int64_t k = begin;
+      for (; k <= last; k += vector_lanes)
+        sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, neighbours, anchors, k, target);
+      if (k < end) {  // the last vector overlaps its predecessor (it writes the same values again)
+        load_anchors(last);
+        sliding_step<Radius, Lanes, Symmetric, Planes, false>(c, centre, neighbours, anchors, last, target);
+      }
+    }
+  };
+  std::int64_t x = 0;
+  // Two planes at a time share their x-neighbours' loads (float64, as apply_star).
+  if constexpr (Lanes == 1)
+    for (; x + 2 <= planes; x += 2) sweep.template operator()<2>(x);
+  for (; x < planes; ++x) sweep.template operator()<1>(x);
+}
+
 // The whole rows y in [y_begin, y_end), except those in [skip_begin, skip_end), of box plane x
 // (0 <= x < n), whose x- or y-neighbours lie apart from the box (a received face, the
 // grid's other end, a row of zeros), each slid with a pointer per neighbour row
@@ -898,6 +948,23 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   const bool ends = !padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 1) * vector_lanes;
   const std::int64_t end_lanes = padded || ends ? 0 : side * vector_lanes;
   const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
+  if constexpr (!Stream)
+    if (padded && !prefetch_ahead && end - begin >= vector_lanes) {
+      for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
+        auto slide = [&]<bool Isotropic> {
+          slide_padded_in_cache<Radius, Lanes, Symmetric, Isotropic>(
+              c.four, box.at(region.begin[0], y_band), box.stride_x, box.stride_y, region.extent[0],
+              std::min(band, y_end - y_band), begin, end, out + region.begin[0] * out_stride_x + y_band * out_stride_y,
+              out_stride_x, out_stride_y);
+        };
+        if (isotropic) {
+          if constexpr (may_be_isotropic) slide.template operator()<true>();
+        } else {
+          slide.template operator()<false>();
+        }
+      }
+      return;
+    }
   for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
     auto sweep = [&]<int Planes>(std::int64_t x) {
       // A copy the compiler can see whole: it then keeps the coefficients in registers
