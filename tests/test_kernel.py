@@ -166,15 +166,16 @@ def test_symmetric_form_is_the_paired_sum():
     assert not hf.Stencil.from_coefficients(np.arange(13.0)).symmetric
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", range(1, 7))
 @pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 17), (6, 5, 33), (16, 16, 16)])
-def test_isotropic_stencil_is_bit_identical_to_reference(radius, shape):
-    """Every axis's coefficients equal (a Laplacian on a cubic grid): float64 rows in
-    cache slide with one copy of them for all three axes (kernel.cpp,
-    slide_padded_in_cache and slide_rows)."""
+def test_isotropic_stencil_is_bit_identical_to_reference(dtype, radius, shape):
+    """Every axis's coefficients equal (a Laplacian on a cubic grid): rows in cache slide
+    with one copy of them for all three axes (kernel.cpp: slide_padded_in_cache for
+    padded grids, both dtypes; slide_rows for float64 boxes)."""
     rng = np.random.default_rng(10 + radius)
     weights = np.tile(rng.uniform(-2, 2, radius), (3, 1))
-    padded = random_padded(shape, radius, "float64", seed=radius)
+    padded = random_padded(shape, radius, dtype, seed=radius)
     for stencil in (hf.Stencil.star(rng.uniform(-2, 2), weights, weights), hf.Stencil.laplace(radius, 0.3)):
         expected = hf.reference.apply_padded(stencil, padded)
         for threads in (1, 2):
