@@ -397,8 +397,7 @@ def test_grid_in_cache_taller_than_a_band_equals_the_reference(dtype, radius, fo
     nz = 21
     lanes = 2 if dtype == "complex128" else 1
     row_bytes = (nz + 2 * radius) * lanes * 8
-    planes_read = 2 * radius + 2 if lanes == 1 else 2 * radius + 1
-    band = level2 // 2 // (planes_read * row_bytes) - 2 * radius
+    band = level2 // 2 // ((2 * radius + 2) * row_bytes) - 2 * radius  # two planes at a time
     shape = (3, 3 * band + band // 2, nz)
     if form == "isotropic":
         stencil = hf.Stencil.laplace(radius, 0.7)

@@ -897,8 +897,10 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // row is then fetched from memory once, not 2r+1 times, also for grids whose planes
   // are too large for L2.
   const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
-  constexpr int planes_read = Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1;
-  const std::int64_t band = std::max<std::int64_t>(1, blocking_budget_bytes() / (planes_read * row_bytes) - 2 * Radius);
+  auto band_rows = [&](int planes_read) {
+    return std::max<std::int64_t>(1, blocking_budget_bytes() / (planes_read * row_bytes) - 2 * Radius);
+  };
+  const std::int64_t band = band_rows(Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
   const std::int64_t x_end = region.begin[0] + region.extent[0];
   // A padded array: every ghost lies at the box's own strides beyond it, so every row
@@ -954,12 +956,13 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
   if constexpr (!Stream)
     if (padded && !prefetch_ahead && end - begin >= vector_lanes) {
-      for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
+      const std::int64_t padded_band = band_rows(2 * Radius + 2);  // both dtypes two planes at a time
+      for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += padded_band) {
         auto slide = [&]<bool Isotropic> {
           slide_padded_in_cache<Radius, Lanes, Symmetric, Isotropic>(
               c.four, box.at(region.begin[0], y_band), box.stride_x, box.stride_y, region.extent[0],
-              std::min(band, y_end - y_band), begin, end, out + region.begin[0] * out_stride_x + y_band * out_stride_y,
-              out_stride_x, out_stride_y);
+              std::min(padded_band, y_end - y_band), begin, end,
+              out + region.begin[0] * out_stride_x + y_band * out_stride_y, out_stride_x, out_stride_y);
         };
         if (padded_isotropic) {
           if constexpr (padded_may_be_isotropic) slide.template operator()<true>();
