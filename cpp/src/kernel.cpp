@@ -749,26 +749,43 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Str
   }
 }
 
+// A slide's own copy of the coefficients, which stays in registers. Isotropic (the
+// caller found every axis's coefficients equal bit for bit: a Laplacian on a cubic
+// grid), its y and z coefficients are set from its x ones, so the compiler holds r + 1
+// coefficient registers instead of 3r + 1 and, with AVX2's 16, spills none (the values,
+// and so every result, are the same).
+template <bool Isotropic, int Radius>
+[[gnu::always_inline]] inline Coefficients<Radius, Vector> local_coefficients(
+    const Coefficients<Radius, Vector>& shared) {
+  Coefficients<Radius, Vector> c = shared;
+  if constexpr (Isotropic)
+    for (int axis = 1; axis < 3; ++axis)
+      for (int d = 0; d < Radius; ++d) c.minus[axis][d] = c.minus[0][d], c.plus[axis][d] = c.plus[0][d];
+  return c;
+}
+
+// Calls slide.template operator()<true>() where the stencil is isotropic and the caller
+// may take that form (MayBe), else operator()<false>().
+template <bool MayBe, class Slide>
+inline void with_isotropy(bool isotropic, const Slide& slide) {
+  if constexpr (MayBe)
+    if (isotropic) return slide.template operator()<true>();
+  slide.template operator()<false>();
+}
+
 // The rows y = 0 .. rows - 1 of `Planes` consecutive x-planes, lanes [begin, end), of a
 // box whose x- and y-neighbours lie at fixed strides from its rows (slide_row). One call
 // covers many rows, so a short row (a rank's 24^3 box) pays only its anchors' loads.
 // `prefetch`, if not null, holds per plane where row y = 0 of this call prefetches, and
 // its y-stride. With Ends, the z ghosts of row y of plane x + plane are row (x + plane,
 // y_first + y) of `z_ghosts`.
-//
-// Isotropic: the caller found every axis's coefficients equal (a Laplacian on a cubic
-// grid). The local copy's y and z coefficients are then set from its x ones, so the
-// compiler holds r + 1 coefficient registers instead of 3r + 1 and, with AVX2's 16,
-// spills none (the values, and so every result, are the same).
+// Isotropic: as local_coefficients.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Stream, bool Isotropic = false>
 void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_centre, std::int64_t stride_x,
                 std::int64_t stride_y, std::int64_t rows, std::int64_t begin, std::int64_t end, double* first_target,
                 std::int64_t out_stride_x, std::int64_t out_stride_y, const PlaneRows* prefetch,
                 const std::array<Rows, 2>* z_ghosts = nullptr, std::int64_t x = 0, std::int64_t y_first = 0) {
-  Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
-  if constexpr (Isotropic)
-    for (int axis = 1; axis < 3; ++axis)
-      for (int d = 0; d < Radius; ++d) c.minus[axis][d] = c.minus[0][d], c.plus[axis][d] = c.plus[0][d];
+  const Coefficients<Radius, Vector> c = local_coefficients<Isotropic>(shared);
   const AtStrides neighbours{stride_x, stride_y};
   for (std::int64_t y = 0; y < rows; ++y) {
     const double* centre[Planes];
@@ -798,17 +815,14 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
 // row: slide_row's prologue and prefetching loop, which this case never takes, cost
 // registers and per-row work in the loop they share (docs/benchmarks.md, "Session 27").
 // Both dtypes go two planes at a time and, Isotropic, hold one copy of the coefficients
-// (slide_rows says why); for complex128 the two together ran 1.15x at 16^3-24^3.
+// (local_coefficients); for complex128 the two together ran 1.15x at 16^3-24^3.
 template <int Radius, int Lanes, bool Symmetric, bool Isotropic>
 [[gnu::noinline]] void slide_padded_in_cache(const Coefficients<Radius, Vector>& shared, const double* first_centre,
                                              std::int64_t stride_x, std::int64_t stride_y, std::int64_t planes,
                                              std::int64_t rows, std::int64_t begin, std::int64_t end,
                                              double* first_target, std::int64_t out_stride_x,
                                              std::int64_t out_stride_y) {
-  Coefficients<Radius, Vector> c = shared;  // a local copy stays in registers
-  if constexpr (Isotropic)
-    for (int axis = 1; axis < 3; ++axis)
-      for (int d = 0; d < Radius; ++d) c.minus[axis][d] = c.minus[0][d], c.plus[axis][d] = c.plus[0][d];
+  const Coefficients<Radius, Vector> c = local_coefficients<Isotropic>(shared);
   const AtStrides neighbours{stride_x, stride_y};
   constexpr int side = sliding_side<Radius, Lanes>;
   const std::int64_t last = end - vector_lanes;
@@ -887,10 +901,9 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // Rows in cache slide with one copy of the coefficients for all three axes where they
   // are equal bit for bit (slide_rows; -0.0 and 0.0 could sum differently): float64
   // boxes, and padded grids of both dtypes.
-  constexpr bool may_be_isotropic = Lanes == 1 && !Stream && Symmetric;
-  const bool isotropic = may_be_isotropic && stencil.isotropic();
   constexpr bool padded_may_be_isotropic = !Stream && Symmetric;
-  const bool padded_isotropic = padded_may_be_isotropic && stencil.isotropic();
+  constexpr bool may_be_isotropic = Lanes == 1 && padded_may_be_isotropic;
+  const bool isotropic = padded_may_be_isotropic && stencil.isotropic();
 
   // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
   // two planes at a time) stay in the core's L2 while x sweeps through them: each input
@@ -964,11 +977,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
               std::min(padded_band, y_end - y_band), begin, end,
               out + region.begin[0] * out_stride_x + y_band * out_stride_y, out_stride_x, out_stride_y);
         };
-        if (padded_isotropic) {
-          if constexpr (padded_may_be_isotropic) slide.template operator()<true>();
-        } else {
-          slide.template operator()<false>();
-        }
+        with_isotropy<padded_may_be_isotropic>(isotropic, slide);
       }
       return;
     }
@@ -1037,11 +1046,7 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
                 c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
                 slide_end, first_target, out_stride_x, out_stride_y, prefetch);
           };
-          if (isotropic) {
-            if constexpr (may_be_isotropic) slide.template operator()<true>();
-          } else {
-            slide.template operator()<false>();
-          }
+          with_isotropy<may_be_isotropic>(isotropic, slide);
         }
       }
       // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
