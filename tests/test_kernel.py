@@ -386,6 +386,34 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
             assert_region_written(out, whole, begin, extent)
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", [1, 2])
+def test_grid_from_memory_taller_than_a_band_equals_the_reference(dtype, radius):
+    """A grid from memory slides in bands of y rows that fit half the core's share of the
+    last-level cache (kernel.cpp, from_memory_blocking_budget_bytes; an AVX-512 build
+    sweeps padded grids in three planes at a time instead, and its bands fit the L2):
+    here two bands and a half, the whole grid on one and two threads (streamed output),
+    a region of whole rows that starts and ends inside bands, and one that cuts rows
+    (plain stores)."""
+    _, level2, last_level_share = hf._core.cache_sizes()
+    nz = 7
+    lanes = 2 if dtype == "complex128" else 1
+    row_bytes = (nz + 2 * radius) * lanes * 8
+    planes_read = 2 * radius + 2 if lanes == 1 else 2 * radius + 1
+    band = max(level2, last_level_share) // 2 // (planes_read * row_bytes) - 2 * radius
+    shape = (3, 5 * band // 2, nz)
+    stencil = make_stencil(radius, symmetric=True)
+    padded = random_padded(shape, radius, dtype, seed=radius + 10)
+    expected = hf.reference.apply_padded(stencil, padded)
+    for threads in (1, 2):
+        out = apply_padded(stencil, padded, threads=threads, from_memory=True)
+        np.testing.assert_array_equal(out, expected, err_msg=f"{shape}, {threads} threads")
+    for begin, extent in (((1, band // 2, 0), (2, band + 9, nz)), ((0, band - 3, 2), (3, band + 5, nz - 3))):
+        out = np.full(shape, np.nan, dtype=dtype)
+        apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
+        assert_region_written(out, expected, begin, extent)
+
+
 @pytest.mark.parametrize("form", ["general", "symmetric", "isotropic"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", [1, 2])

@@ -448,6 +448,17 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 // (measured interleaved, session 7).
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
+// The same for a row slide whose input comes from memory: half the core's share of the
+// last-level cache. Each band reads 2r rows beyond its own, once more from memory, which
+// bands sized for the L2 make a sixth (float64) to a third (complex128) more input on a
+// 192^3 grid; bands this tall hold whole planes of such grids, and the rows of the
+// planes behind the leading one come back from the last level, where the L2 evicts them.
+// On a Zen 3 (512 KiB L2, 16 MiB share): 1 x 192^3 float64 1.15x, complex128 1.17x,
+// 32 x 96^3 1.03-1.07x (docs/benchmarks.md, "Session 28").
+inline std::int64_t from_memory_blocking_budget_bytes() {
+  return std::max(blocking_budget_bytes(), last_level_share_bytes() / 2);
+}
+
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
 // x-step reads first (apply_star).
 constexpr std::int64_t streamed_prefetch_bytes = 3 << 10;
@@ -906,14 +917,16 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   const bool isotropic = padded_may_be_isotropic && stencil.isotropic();
 
   // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
-  // two planes at a time) stay in the core's L2 while x sweeps through them: each input
-  // row is then fetched from memory once, not 2r+1 times, also for grids whose planes
-  // are too large for L2.
+  // two planes at a time) stay in cache while x sweeps through them: each input row is
+  // then fetched from memory once, not 2r+1 times, also for grids whose planes are too
+  // large for the cache. In cache, bands fit the core's L2; from memory, its share of
+  // the last level (from_memory_blocking_budget_bytes).
   const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
-  auto band_rows = [&](int planes_read) {
-    return std::max<std::int64_t>(1, blocking_budget_bytes() / (planes_read * row_bytes) - 2 * Radius);
+  auto band_rows = [&](std::int64_t budget, int planes_read) {
+    return std::max<std::int64_t>(1, budget / (planes_read * row_bytes) - 2 * Radius);
   };
-  const std::int64_t band = band_rows(Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1);
+  const std::int64_t band = band_rows(prefetch_ahead ? from_memory_blocking_budget_bytes() : blocking_budget_bytes(),
+                                      Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
   const std::int64_t x_end = region.begin[0] + region.extent[0];
   // A padded array: every ghost lies at the box's own strides beyond it, so every row
@@ -969,7 +982,8 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
   if constexpr (!Stream)
     if (padded && !prefetch_ahead && end - begin >= vector_lanes) {
-      const std::int64_t padded_band = band_rows(2 * Radius + 2);  // both dtypes two planes at a time
+      const std::int64_t padded_band =
+          band_rows(blocking_budget_bytes(), 2 * Radius + 2);  // both dtypes two planes at a time
       for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += padded_band) {
         auto slide = [&]<bool Isotropic> {
           slide_padded_in_cache<Radius, Lanes, Symmetric, Isotropic>(

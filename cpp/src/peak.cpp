@@ -148,37 +148,6 @@ std::int64_t cpus_in_list(const std::string& list) {
   return cpus;
 }
 
-// One CPU's share of the last-level cache: its size over the CPUs that share it, as
-// Linux lists them (/sys/devices/system/cpu/cpu0/cache). glibc's sysconf is no help
-// here: on this VM it reports 384 MiB, the whole socket's L3, where cpu0's L3 is 32 MiB
-// shared by two CPUs. 2 MiB where Linux does not tell.
-std::int64_t last_level_share_bytes() {
-  static const std::int64_t bytes = [] {
-    std::int64_t share = std::int64_t{2} << 20;
-    int deepest = 0;
-    for (int index = 0; index < 16; ++index) {
-      const std::string directory = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-      std::ifstream level_file(directory + "level"), type_file(directory + "type"), size_file(directory + "size"),
-          shared_file(directory + "shared_cpu_list");
-      int level = 0;
-      std::string type, size_text, shared;
-      if (!(level_file >> level)) break;
-      if (!(type_file >> type) || type == "Instruction" || level <= deepest) continue;
-      if (!(size_file >> size_text) || !(shared_file >> shared)) continue;
-      std::int64_t kib = 0;
-      std::istringstream size_parts(size_text);
-      char unit = 0;
-      if (!(size_parts >> kib >> unit) || unit != 'K' || kib <= 0) continue;
-      const std::int64_t cpus = cpus_in_list(shared);
-      if (cpus <= 0) continue;
-      deepest = level;
-      share = (kib << 10) / cpus;
-    }
-    return share;
-  }();
-  return bytes;
-}
-
 void check_seconds(double seconds) {
   if (!(seconds > 0.0 && seconds <= 3600.0))
     throw ValueError(detail::concat("seconds ", seconds, " to time for must lie in (0, 3600]"));
@@ -233,6 +202,37 @@ void copy_in_parts(const double* source, double* target, std::int64_t count, con
 }
 
 }  // namespace
+
+// One CPU's share of the last-level cache: its size over the CPUs that share it, as
+// Linux lists them (/sys/devices/system/cpu/cpu0/cache). glibc's sysconf is no help
+// here: on this VM it reports 384 MiB, the whole socket's L3, where cpu0's L3 is 32 MiB
+// shared by two CPUs. 2 MiB where Linux does not tell.
+std::int64_t last_level_share_bytes() {
+  static const std::int64_t bytes = [] {
+    std::int64_t share = std::int64_t{2} << 20;
+    int deepest = 0;
+    for (int index = 0; index < 16; ++index) {
+      const std::string directory = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
+      std::ifstream level_file(directory + "level"), type_file(directory + "type"), size_file(directory + "size"),
+          shared_file(directory + "shared_cpu_list");
+      int level = 0;
+      std::string type, size_text, shared;
+      if (!(level_file >> level)) break;
+      if (!(type_file >> type) || type == "Instruction" || level <= deepest) continue;
+      if (!(size_file >> size_text) || !(shared_file >> shared)) continue;
+      std::int64_t kib = 0;
+      std::istringstream size_parts(size_text);
+      char unit = 0;
+      if (!(size_parts >> kib >> unit) || unit != 'K' || kib <= 0) continue;
+      const std::int64_t cpus = cpus_in_list(shared);
+      if (cpus <= 0) continue;
+      deepest = level;
+      share = (kib << 10) / cpus;
+    }
+    return share;
+  }();
+  return bytes;
+}
 
 void stream_copy(const double* source, double* target, std::int64_t count, int threads) {
   copy_in_parts(source, target, count, ThreadTeam(threads));
