@@ -453,8 +453,8 @@ inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 // bands sized for the L2 make a sixth (float64) to a third (complex128) more input on a
 // 192^3 grid; bands this tall hold whole planes of such grids, and the rows of the
 // planes behind the leading one come back from the last level, where the L2 evicts them.
-// On a Zen 3 (512 KiB L2, 16 MiB share): 1 x 192^3 float64 1.15x, complex128 1.17x,
-// 32 x 96^3 1.03-1.07x (docs/benchmarks.md, "Session 28").
+// On a Zen 3 (512 KiB L2, 16 MiB share): 1 x 192^3 float64 1.08x, complex128 1.17x,
+// 32 x 96^3 1.05-1.10x (docs/benchmarks.md, "Session 28").
 inline std::int64_t from_memory_blocking_budget_bytes() {
   return std::max(blocking_budget_bytes(), last_level_share_bytes() / 2);
 }
