@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
+#include "hybridfd/peak.hpp"
 
 namespace {
 
@@ -65,16 +66,10 @@ int main() {
   // The kernel streams the output of a box larger than the L2 (as glibc reads its size).
   long level2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
   if (level2 <= 0) level2 = 1 << 20;
-  constexpr int small_trials = 600, large_trials = 48;
-  for (int trial = 0; trial < small_trials + large_trials; ++trial) {
-    const bool large = trial >= small_trials;
-    const int radius = static_cast<int>(uniform(1, 6));
-    const int lanes = static_cast<int>(uniform(1, 2));
-    Index3 n{uniform(1, 14), uniform(1, 14), uniform(1, 14)};
-    if (large) {  // rows of every length mod 4 (so of every alignment), at least 3 vectors
-      n[1] = uniform(radius, 40), n[2] = uniform(12, 140);
-      n[0] = level2 / (n[1] * n[2] * lanes * 8) + uniform(1, 3);
-    }
+  // Compares the box input with the padded grid on one box: false (and the case printed)
+  // where they differ. `tall`: whole rows, prefetched, of a box several of the kernel's
+  // bands of rows tall, its region starting and ending inside bands.
+  auto compare = [&](int trial, int radius, int lanes, const Index3& n, bool large, bool tall) {
     Stencil stencil = Stencil::laplace(radius, {0.3, 0.5, 0.7});
     if (trial % 3 == 0)  // a general (not symmetric) stencil
       for (auto& axis : stencil.plus)
@@ -119,9 +114,13 @@ int main() {
       const std::int64_t thick = std::min<std::int64_t>(r, n[2]);
       region.begin[2] = uniform(0, 1) == 0 ? 0 : n[2] - thick, region.extent[2] = thick;
     }
+    if (tall) {
+      region.begin[2] = 0, region.extent[2] = n[2];
+      region.begin[1] = uniform(0, n[1] / 4), region.extent[1] = n[1] - region.begin[1] - uniform(0, n[1] / 4);
+    }
     Shifted expected(plan.grid_lanes(), uniform(0, 3)), got(plan.grid_lanes(), uniform(0, 3));
     hybridfd::apply_stencil(stencil, plan, padded_shifted.data, region, expected.data);
-    hybridfd::apply_stencil(stencil, plan, input, region, got.data, trial % 2 == 0);
+    hybridfd::apply_stencil(stencil, plan, input, region, got.data, tall || trial % 2 == 0);
     if (std::memcmp(expected.data, got.data, static_cast<std::size_t>(plan.grid_lanes()) * sizeof(double)) != 0) {
       std::printf(
           "FAILED: trial %d, box %lldx%lldx%lld, radius %d, lanes %d, region at (%lld,%lld,%lld) of "
@@ -130,8 +129,37 @@ int main() {
           lanes, static_cast<long long>(region.begin[0]), static_cast<long long>(region.begin[1]),
           static_cast<long long>(region.begin[2]), static_cast<long long>(region.extent[0]),
           static_cast<long long>(region.extent[1]), static_cast<long long>(region.extent[2]));
-      return 1;
+      return false;
     }
+    return true;
+  };
+  constexpr int small_trials = 600, large_trials = 48, tall_trials = 8;
+  for (int trial = 0; trial < small_trials + large_trials; ++trial) {
+    const bool large = trial >= small_trials;
+    const int radius = static_cast<int>(uniform(1, 6));
+    const int lanes = static_cast<int>(uniform(1, 2));
+    Index3 n{uniform(1, 14), uniform(1, 14), uniform(1, 14)};
+    if (large) {  // rows of every length mod 4 (so of every alignment), at least 3 vectors
+      n[1] = uniform(radius, 40), n[2] = uniform(12, 140);
+      n[0] = level2 / (n[1] * n[2] * lanes * 8) + uniform(1, 3);
+    }
+    if (!compare(trial, radius, lanes, n, large, false)) return 1;
+  }
+  // Boxes taller than the bands of rows a prefetched apply sweeps (the kernel's own
+  // formula, kernel.cpp's band_rows, from the larger of half the L2 and half the
+  // last-level share), whose rows all slide apart: each band's first row starts the
+  // slide's row pointers afresh.
+  const hybridfd::CacheSizes caches = hybridfd::cache_sizes();
+  const std::int64_t budget = std::max(caches.level2, caches.last_level_share) / 2;
+  for (int trial = 0; trial < tall_trials; ++trial) {
+    const int radius = static_cast<int>(uniform(1, 6));
+    const int lanes = static_cast<int>(uniform(1, 2));
+    Index3 n{uniform(1, 3), 0, uniform(12, 40)};
+    const std::int64_t row_bytes = (n[2] + 2 * radius) * lanes * 8;
+    const std::int64_t band =
+        std::max<std::int64_t>(1, budget / ((lanes == 1 ? 2 * radius + 2 : 2 * radius + 1) * row_bytes) - 2 * radius);
+    n[1] = 2 * band + uniform(band / 2, band);
+    if (!compare(trial, radius, lanes, n, true, true)) return 1;
   }
   std::printf("ok\n");
   return 0;
