@@ -63,6 +63,12 @@ def test_arithmetic_peak_is_measured():
     assert multiply_add > 0.1 and fused > 0.1  # GFLOP/s; a real core does far more
 
 
+def test_issue_rate_is_measured():
+    """Instructions per ns of a register-only loop: well above one even on a shared core
+    (about 7 here when another hardware thread shares it, 14 alone)."""
+    assert 1.0 < hf._core.measure_issue_rate(0.005) < 200.0
+
+
 def last_level_share_from_sysfs() -> int:
     """cpu0's deepest data or unified cache, over the CPUs that share it, read here
     independently of the core's reader; 2 MiB where Linux does not tell."""
@@ -146,6 +152,8 @@ def test_timed_loops_name_a_bad_duration(seconds):
         hf._core.copy_seconds(padded.reshape(-1), np.zeros(512), seconds)
     with pytest.raises(ValueError, match=match):
         hf._core.measure_arithmetic_peak(seconds)
+    with pytest.raises(ValueError, match=match):
+        hf._core.measure_issue_rate(seconds)
     with pytest.raises(ValueError, match="copy_seconds: source has 512 values, target 511"):
         hf._core.copy_seconds(padded.reshape(-1), np.zeros(511), 0.01)
 

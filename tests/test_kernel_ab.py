@@ -52,6 +52,13 @@ def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:
         assert a_rate > 0 and b_rate > 0
         assert ratio == pytest.approx(b_rate / a_rate, rel=0.02), row  # one run each: the ratio of the rates
         assert cells[4] == "True", row
+        # Rounds where the core was alone, and where it was shared: "ratio (rounds)", at
+        # most the 2 rounds of the one run between them.
+        states = [re.fullmatch(r"(\S+) \((\d+)\)", cell) for cell in cells[5:7]]
+        assert all(states), row
+        assert sum(int(state.group(2)) for state in states) <= 2, row
+        for state in states:
+            assert (state.group(1) == "nan") == (state.group(2) == "0"), row
 
 
 def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_dir: Path) -> None:
@@ -80,6 +87,29 @@ def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
     completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
     assert completed.returncode != 0
     assert "--n must be a multiple of 24, at least 24, got 20" in completed.stderr + completed.stdout
+
+
+def test_rounds_are_compared_within_the_core_state_their_probes_found() -> None:
+    """A round counts as alone when both its probes reach 85 % of the run's best probe,
+    as shared when both stay at or below 70 %; a round between, or whose probes
+    disagree, counts for neither."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from kernel_ab import best_probe, by_core_state
+
+    rounds = [
+        [14.0, 1.0, 13.0, 0.5],  # alone: b twice as fast
+        [13.5, 1.0, 14.0, 0.8],  # alone: 1.25
+        [7.0, 2.0, 7.5, 1.6],  # shared: 1.25
+        [7.0, 2.0, 14.0, 1.0],  # the probes disagree
+        [11.0, 1.0, 11.0, 1.0],  # between the states
+    ]
+    results = [{"rounds": rounds[:2]}, {"rounds": rounds[2:]}]
+    assert best_probe(results) == 14.0
+    states = by_core_state(results, 14.0)
+    assert states["alone"] == (pytest.approx(1.625), 2)
+    assert states["shared"] == (pytest.approx(1.25), 1)
+    # Measured against a faster core, none of these rounds had it alone.
+    assert by_core_state(results, 20.0)["alone"][1] == 0
 
 
 def test_weak_functions_that_differ_between_the_kernels_are_named(tmp_path: Path) -> None:

@@ -59,3 +59,26 @@ def test_size_curve_reports_the_peak_fraction_of_each_round():
         assert row["fma_peak_gflops"] > 0 and row["multiply_add_peak_gflops"] > 0
         assert row["in_cache"]
         assert row["two_threads_copy_speedup"] > 0 and row["two_threads_fraction_of_copy"] > 0
+        assert row["best_issue_rate"] > 0
+        for key in ("fma_peak_alone_shared", "aligned_fma_peak_alone_shared"):
+            rounds = sum(count for _, count in row[key].values())
+            assert rounds <= kernel_throughput.CURVE_ROUNDS
+            assert all((fraction is None) == (count == 0) for fraction, count in row[key].values())
+
+
+def test_rounds_are_split_by_the_core_state_their_probes_found():
+    """A round is the core alone when both probes around its kernel timing reach 85 % of
+    the curve's best probe, shared when both stay at or below 70 %; others count for
+    neither. Each state's share of the peak is paired within its own rounds."""
+    row = {
+        "peak_seconds_fma": [1.0, 1.0, 1.0, 1.0],  # seconds the FMA peak would take
+        "timings": {"kernel": [2.0, 2.5, 4.0, 3.0], "kernel_aligned": [2.0, 2.0, 4.0, 3.0]},
+        "probes": {
+            "kernel": [(14.0, 13.0), (13.0, 12.5), (7.0, 7.5), (14.0, 7.0)],
+            "kernel_aligned": [(14.0, 13.0), (11.0, 11.0), (7.0, 9.0), (7.0, 7.0)],
+        },
+    }
+    kernel_throughput.core_states([row])
+    assert row["best_issue_rate"] == 14.0
+    assert row["fma_peak_alone_shared"] == {"alone": (pytest.approx(0.45), 2), "shared": (0.25, 1)}
+    assert row["aligned_fma_peak_alone_shared"] == {"alone": (0.5, 1), "shared": (pytest.approx(0.2917, rel=1e-3), 2)}

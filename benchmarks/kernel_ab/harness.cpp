@@ -2,8 +2,11 @@
 // "a" and "b", the same source at two revisions, each compiled by the same command and
 // renamed (apply_stencil -> apply_stencil_a / _b) by benchmarks/kernel_ab.py, which
 // builds and runs this file. Rounds alternate a, b, b, a, ... so drifts of a noisy
-// machine fall on both alike; each kernel's time is its fastest round. Prints one JSON
-// line: both rates, their ratio and whether every output lane agrees bit for bit.
+// machine fall on both alike; each kernel's time is its fastest round. Before each run
+// the thread's issue rate is probed (hybridfd::measure_issue_rate, 5 ms): about half its
+// best when another hardware thread shares the core, which kernel_ab.py uses to compare
+// the kernels within each state. Prints one JSON line: both rates, their ratio, whether
+// every output lane agrees bit for bit, and each round's issue rates and times.
 #include <sys/mman.h>
 
 #include <algorithm>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
+#include "hybridfd/peak.hpp"
 
 namespace hybridfd {
 void apply_stencil_a(const Stencil&, const HaloPlan&, const BoxInput&, const Region&, double*, bool);
@@ -193,16 +197,27 @@ int main(int argc, char** argv) {
   };
   // Rounds go a, b, b, a, a, b, ...; in round k kernel a writes outputs[k % 2] and b the other.
   double best_a = 1e300, best_b = 1e300;
+  std::string rounds;  // [a issue rate, a seconds, b issue rate, b seconds] per round
   for (int round = 0; round < o.rounds; ++round) {
     const bool b_first = round % 2 == 1;
+    double issue[2], seconds[2];
     for (const bool b : {b_first, !b_first}) {
+      issue[b] = measure_issue_rate(0.005);
+      seconds[b] = run(b, outputs[(round + (b ? 1 : 0)) % 2].data);
       double& best = b ? best_b : best_a;
-      best = std::min(best, run(b, outputs[(round + (b ? 1 : 0)) % 2].data));
+      best = std::min(best, seconds[b]);
     }
+    char entry[128];
+    std::snprintf(entry, sizeof entry, "%s[%.3f, %.6e, %.3f, %.6e]", round == 0 ? "" : ", ", issue[0], seconds[0],
+                  issue[1], seconds[1]);
+    rounds += entry;
   }
   const bool identical = std::memcmp(outputs[0].data, outputs[1].data, grid_lanes * output_grids * 8) == 0;
   const double points = double(n) * n * n * o.grids;
-  std::printf("{\"a_mpoints_per_s\": %.1f, \"b_mpoints_per_s\": %.1f, \"b_over_a\": %.4f, \"bit_identical\": %s}\n",
-              points / best_a / 1e6, points / best_b / 1e6, best_a / best_b, identical ? "true" : "false");
+  std::printf(
+      "{\"a_mpoints_per_s\": %.1f, \"b_mpoints_per_s\": %.1f, \"b_over_a\": %.4f, \"bit_identical\": %s, "
+      "\"points\": %.0f, \"rounds\": [%s]}\n",
+      points / best_a / 1e6, points / best_b / 1e6, best_a / best_b, identical ? "true" : "false", points,
+      rounds.c_str());
   return identical ? 0 : 1;
 }

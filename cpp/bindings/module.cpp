@@ -201,6 +201,10 @@ NB_MODULE(_core, m) {
         return std::make_tuple(peak.multiply_add_gflops, peak.fma_gflops);
       },
       "seconds"_a = 0.2, nb::call_guard<nb::gil_scoped_release>());
+  m.def("measure_issue_rate", &hybridfd::measure_issue_rate, "seconds"_a = 0.01,
+        nb::call_guard<nb::gil_scoped_release>(),
+        "Instructions per ns this thread issues in a register-only loop (about half when another hardware thread "
+        "shares the core).");
   m.def("schedule_names", &hybridfd::schedule_names);
   m.def("trace_kind_names", [] {
     std::vector<std::string> names;

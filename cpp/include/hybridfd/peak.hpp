@@ -30,6 +30,16 @@ CacheSizes cache_sizes();
 // fma_gflops is 0 in a build without FMA instructions.
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 
+// Instructions per nanosecond the calling thread issues over about `seconds` (the
+// mean, not the best window), in a loop of independent register-only adds that a core
+// running this thread alone issues at its full width. About half that rate means
+// another hardware thread shares the core (SMT: on a VM, another tenant's vCPU may),
+// which slows every loop that needs more than half the core's issue width (the
+// kernel in cache: about 33 instructions per four float64 points) while the arithmetic
+// peaks above, which need less, do not move. Benchmarks record it beside each timing
+// to say which state the core was in.
+double measure_issue_rate(double seconds = 0.01);
+
 // STREAM's Copy kernel, c[j] = a[j], on `count` float64 values: a plain loop with
 // ordinary stores, as STREAM compiles it (not memcpy, whose large-size paths switch to
 // non-temporal stores at size thresholds of the C library's choosing). On `threads`
