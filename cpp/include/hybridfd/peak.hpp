@@ -31,7 +31,7 @@ CacheSizes cache_sizes();
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 
 // Instructions per nanosecond the calling thread issues over about `seconds` (the
-// mean, not the best window), in a loop of independent register-only adds that a core
+// median of five windows, not the best), in a loop of independent register-only adds that a core
 // running this thread alone issues at its full width. About half that rate means
 // another hardware thread shares the core (SMT: on a VM, another tenant's vCPU may),
 // which slows every loop that needs more than half the core's issue width (the

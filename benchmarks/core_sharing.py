@@ -1,0 +1,166 @@
+"""What moves the kernel's rate in cache from one second to the next on a shared host: the
+core's issue rate, probed beside the kernel and the core's references, in turn, for a while.
+
+    .venv/bin/python benchmarks/core_sharing.py [--seconds 120] [--n 24]
+
+Each sample, in turn on this thread, each over about 20 ms: the issue-rate probe
+(hybridfd._core.measure_issue_rate: independent register-only adds, which a core running
+this thread alone issues at its full width and one shared with another hardware thread at
+about half), the multiply+add and FMA peaks (measure_arithmetic_peak), STREAM Copy of
+8 KiB (in the L1) and of 128 KiB (in the L2), and the kernel on one padded n^3 float64 grid
+in cache (kernel_seconds). Samples are then split by the probe into the core alone (>= 85 %
+of the best probe) and shared (<= 70 %); the table gives each measure's median in both
+states and their ratio, and its correlation with the probe over all samples. On this VM
+(docs/benchmarks.md, "Session 30") the FMA peak does not move while the kernel, the
+multiply+add loop and the copies in cache lose a quarter to a half: the vCPU shares its
+physical core with another tenant's. Writes results/core_sharing.json and
+docs/img/core_sharing.png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+import hybridfd as hf
+from hybridfd.arrays import empty_aligned, empty_padded
+
+ROOT = Path(__file__).resolve().parents[1]
+ALONE, SHARED = 0.85, 0.70  # a probe over the run's best: the core alone, shared
+WINDOW = 0.02
+MEASURES = (
+    ("issue_rate", "issue-rate probe, instructions/ns"),
+    ("multiply_add_gflops", "multiply+add peak, GFLOP/s"),
+    ("fma_gflops", "FMA peak, GFLOP/s"),
+    ("l1_copy_gb_per_s", "Copy of 8 KiB (L1), GB/s"),
+    ("l2_copy_gb_per_s", "Copy of 128 KiB (L2), GB/s"),
+    ("kernel_mpoints_per_s", "kernel in cache, Mpoints/s"),
+)
+
+
+def sample_for(seconds: float, n: int) -> list[dict]:
+    stencil = hf.Stencil.laplace(2, 0.2)
+    rng = np.random.default_rng(1)
+    grid = empty_padded((n, n, n), stencil.radius, "float64")
+    grid[...] = rng.standard_normal(grid.shape)
+    out = empty_aligned((n, n, n), "float64")
+    copies = {size: (rng.standard_normal(size // 8), np.empty(size // 8)) for size in (8 << 10, 128 << 10)}
+    samples = []
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        issue_rate = hf._core.measure_issue_rate(WINDOW)
+        multiply_add, fma = hf._core.measure_arithmetic_peak(WINDOW)
+        rates = {
+            size: 2 * source.nbytes / hf._core.copy_seconds(source, target, WINDOW) / 1e9
+            for size, (source, target) in copies.items()
+        }
+        kernel = n**3 / hf._core.kernel_seconds(stencil._core, grid, out, WINDOW, 1, False) / 1e6
+        samples.append(
+            {
+                "seconds": time.perf_counter() - start,
+                "issue_rate": issue_rate,
+                "multiply_add_gflops": multiply_add,
+                "fma_gflops": fma,
+                "l1_copy_gb_per_s": rates[8 << 10],
+                "l2_copy_gb_per_s": rates[128 << 10],
+                "kernel_mpoints_per_s": kernel,
+            }
+        )
+    np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, np.asarray(grid)))
+    return samples
+
+
+def summarise(samples: list[dict]) -> dict:
+    """Each measure's median with the core alone and shared (by the probe), their ratio,
+    and its correlation with the probe over all samples."""
+    best = max(sample["issue_rate"] for sample in samples)
+    alone = [s for s in samples if s["issue_rate"] >= ALONE * best]
+    shared = [s for s in samples if s["issue_rate"] <= SHARED * best]
+    probe = np.array([s["issue_rate"] for s in samples])
+    summary = {"best_issue_rate": best, "alone_samples": len(alone), "shared_samples": len(shared), "measures": {}}
+    for name, _ in MEASURES:
+        values = np.array([s[name] for s in samples])
+        in_state = {
+            state: float(np.median([s[name] for s in group])) if group else None
+            for state, group in (("alone", alone), ("shared", shared))
+        }
+        both = in_state["alone"] is not None and in_state["shared"] is not None
+        summary["measures"][name] = {
+            **in_state,
+            "shared_over_alone": in_state["shared"] / in_state["alone"] if both else None,
+            "correlation_with_probe": float(np.corrcoef(probe, values)[0, 1]) if values.std() > 0 else None,
+        }
+    return summary
+
+
+def plot(samples: list[dict], summary: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(len(MEASURES), 1, figsize=(10, 2 * len(MEASURES)), sharex=True)
+    t = [s["seconds"] for s in samples]
+    best = summary["best_issue_rate"]
+    shared = [s["issue_rate"] <= SHARED * best for s in samples]
+    for ax, (name, label) in zip(axes, MEASURES, strict=True):
+        ax.plot(t, [s[name] for s in samples], lw=0.8, color="tab:blue")
+        ax.scatter(
+            [x for x, flag in zip(t, shared, strict=True) if flag],
+            [s[name] for s, flag in zip(samples, shared, strict=True) if flag],
+            s=4,
+            color="tab:red",
+            label="core shared (probe <= 70 % of its best)",
+        )
+        ax.set_ylabel(label, fontsize=7)
+        ax.set_ylim(bottom=0)
+    axes[0].legend(fontsize=7, loc="lower right")
+    axes[-1].set_xlabel("seconds")
+    fig.suptitle("One core's rates over time, each sample ~20 ms of each loop in turn", fontsize=10)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=120.0)
+    parser.add_argument("--n", type=int, default=24, help="edge of the padded float64 grid the kernel applies")
+    parser.add_argument("--output", type=Path, default=ROOT / "results" / "core_sharing.json")
+    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "core_sharing.png")
+    args = parser.parse_args(argv)
+    samples = sample_for(args.seconds, args.n)
+    summary = summarise(samples)
+    print(f"command: {' '.join(['python', *sys.argv])}")
+    print(f"host: {platform.node()}  build: {hf._core.build_flags()}")
+    print(
+        f"{len(samples)} samples; best probe {summary['best_issue_rate']:.2f} instructions/ns; core alone "
+        f"(>= {ALONE:.0%} of it) in {summary['alone_samples']}, shared (<= {SHARED:.0%}) in "
+        f"{summary['shared_samples']}\n"
+    )
+    print("| measure | core alone (median) | core shared (median) | shared / alone | correlation with the probe |")
+    print("|---|---:|---:|---:|---:|")
+
+    def cell(value: float | None, form: str) -> str:
+        return "-" if value is None else format(value, form)
+
+    for name, label in MEASURES:
+        m = summary["measures"][name]
+        print(
+            f"| {label} | {cell(m['alone'], '.1f')} | {cell(m['shared'], '.1f')} | "
+            f"{cell(m['shared_over_alone'], '.2f')} | {cell(m['correlation_with_probe'], '.2f')} |"
+        )
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    args.output.write_text(json.dumps({"summary": summary, "samples": samples}, indent=1))
+    plot(samples, summary, args.plot)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
