@@ -84,7 +84,7 @@ def run_json(command: list[str], what: str) -> dict:
     return json.loads(completed.stdout)
 
 
-ALONE, SHARED = 0.85, 0.70  # a probe's issue rate over the case's best: the core alone, shared
+ALONE, SHARED = 0.85, 0.70  # a probe's issue rate over the run's best: the core alone, shared
 
 
 def best_probe(results: list[dict]) -> float:

@@ -121,11 +121,12 @@ double fused_rate(double seconds) {
 }
 
 // Ten integer add chains and six vector add chains, all independent and held in
-// registers (16 adds a step; twelve integer chains left too few registers for the loop): a core that runs this thread
-// alone issues them at its full width (Zen 3: about 5.8 of its 6 a cycle, the loop's own pair included); beside a busy
-// hardware thread on the same core (SMT; on a cloud VM, possibly another tenant's vCPU) the two share the front end and
-// this loop gets about half. The arithmetic peaks above do not see that: ten FMA chains need barely two instructions a
-// cycle.
+// registers (16 adds a step; twelve integer chains left the loop too few registers). A
+// core that runs this thread alone issues them at its full width (Zen 3: about 5.8 of its
+// 6 a cycle, the loop's own instructions included); beside a busy hardware thread on the
+// same core (SMT; on a cloud VM, possibly another tenant's vCPU) the two share the front
+// end and this loop gets about half. The arithmetic peaks above do not see that: ten FMA
+// chains need barely two instructions a cycle.
 double issue_rate_window(double seconds) {
   const PeakVector term = PeakVector{} + 1e-9;
   PeakVector v0 = PeakVector{}, v1 = v0 + 1.0, v2 = v0 + 2.0, v3 = v0 + 3.0, v4 = v0 + 4.0, v5 = v0 + 5.0;

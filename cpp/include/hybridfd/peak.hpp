@@ -31,12 +31,12 @@ CacheSizes cache_sizes();
 ArithmeticPeak measure_arithmetic_peak(double seconds = 0.2);
 
 // Instructions per nanosecond the calling thread issues over about `seconds` (the
-// median of five windows, not the best), in a loop of independent register-only adds that a core
-// running this thread alone issues at its full width. About half that rate means
-// another hardware thread shares the core (SMT: on a VM, another tenant's vCPU may),
-// which slows every loop that needs more than half the core's issue width (the
+// median of five windows, not the best) in a loop of independent register-only adds,
+// which a core running this thread alone issues at its full width. About half that rate
+// means another hardware thread shares the core (SMT: on a VM, another tenant's vCPU
+// may), which slows every loop that needs more than half the core's issue width (the
 // kernel in cache: about 33 instructions per four float64 points) while the arithmetic
-// peaks above, which need less, do not move. Benchmarks record it beside each timing
+// peaks above, which need less, do not move. Benchmarks record it beside their timings
 // to say which state the core was in.
 double measure_issue_rate(double seconds = 0.01);
 
