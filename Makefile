@@ -61,6 +61,8 @@ test: setup test-lammps
 
 bench: setup
 	$(PY) benchmarks/kernel_throughput.py
+	# Whether another hardware thread shares the core, and what that does to the kernel.
+	$(PY) benchmarks/core_sharing.py
 	$(PY) benchmarks/oversubscription.py
 	$(PY) benchmarks/latency_hiding.py
 	# hybridfd vs GPAW (default and GPAW_ASYNC + OpenMP builds) and Devito: skips what
