@@ -23,7 +23,10 @@ stencil: 9r + 1 flops per float64 lane) is set beside the core's arithmetic peak
 measured by a small C++ loop in the same run (in the size curve, once per round beside
 that round's kernel timings). Then the size curve: one n^3 grid
 (16^3..256^3) applied again and again, the kernel on one and two threads beside STREAM
-Copy of the same bytes, each timed in C++ (see size_curve). Writes
+Copy of the same bytes, each timed in C++ (see size_curve). An issue-rate probe around
+each kernel timing says whether another hardware thread shared the core (core_states);
+the placed kernel's shares of Copy and of the FMA peak are also given within the rounds
+where the core was alone and within those where it was shared. Writes
 results/kernel_throughput.json, docs/img/kernel_throughput.png and
 docs/img/kernel_size_curve.png.
 """
@@ -106,12 +109,15 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     kernel(), kernel_aligned(), copy()  # first touch of every page
     names = ("copy", "copy_2_threads", "memcpy", "kernel", "kernel_aligned", "kernel_2_threads", "numpy")
     times: dict[str, list[float]] = {name: [] for name in names}
+    probes: list[tuple[float, float]] = []  # before Copy and after the placed kernel, each repeat
     for repeat in range(repeats):  # interleaved, so drifts in machine load hit all alike
+        before = hf._core.measure_issue_rate(PROBE_SECONDS)
         times["copy"].append(seconds(copy))
         times["copy_2_threads"].append(seconds(copy_two_threads))
         times["memcpy"].append(seconds(memcpy))
         times["kernel"].append(seconds(kernel))
         times["kernel_aligned"].append(seconds(kernel_aligned))
+        probes.append((before, hf._core.measure_issue_rate(PROBE_SECONDS)))
         times["kernel_2_threads"].append(seconds(kernel_two_threads))
         if repeat < numpy_repeats:
             times["numpy"].append(seconds(numpy_stencil))
@@ -136,6 +142,7 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
         "kernel_gflops": flops / median["kernel"] / 1e9,
         "kernel_speedup_over_numpy": paired_median(times["numpy"], times["kernel"]),
         **two_thread_ratios(times),
+        "state_splits": {"aligned_copy_alone_shared": state_split(times["copy"], times["kernel_aligned"], probes)},
     }
 
 
@@ -247,30 +254,38 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
                     **two_thread_ratios(timings),
                     "bytes_in_caches": padded.nbytes + out.nbytes,
                     "in_cache": in_cache,
-                    "peak_seconds_fma": peak_seconds["fma"],
-                    "timings": timings,
-                    "probes": probes,
+                    "state_splits": {
+                        "fma_peak_alone_shared": state_split(peak_seconds["fma"], timings["kernel"], probes["kernel"]),
+                        "aligned_fma_peak_alone_shared": state_split(
+                            peak_seconds["fma"], timings["kernel_aligned"], probes["kernel_aligned"]
+                        ),
+                    },
                 }
             )
-    core_states(rows)
     return rows
 
 
+def state_split(numerators: list[float], denominators: list[float], probes: list[tuple[float, float]]) -> dict:
+    """A paired ratio's rounds with the issue-rate probes around each (core_states)."""
+    return {"numerators": numerators, "denominators": denominators, "probes": probes}
+
+
 def core_states(rows: list[dict]) -> None:
-    """Each row's kernel share of the FMA peak within the rounds where the core ran this
-    thread alone, and within those where another hardware thread shared it (on this VM,
-    most of the time: docs/benchmarks.md, "Session 30"). The FMA loop needs barely two
-    instructions a cycle and does not feel the sharing; the kernel (about 33 per four
-    float64 points) gets half the core's issue width and does. A round is alone when
-    both probes around its timing reach ALONE of the best probe of the whole curve,
+    """Each row's paired ratios (the kernel's share of the FMA peak in the size curve, of
+    STREAM Copy in the cases) within the rounds where the core ran this thread alone, and
+    within those where another hardware thread shared it (on this VM, most of the time:
+    docs/benchmarks.md, "Session 30"). The FMA loop needs barely two instructions a cycle
+    and does not feel the sharing; the kernel (about 33 per four float64 points) gets
+    half the core's issue width, and half its loads and stores, and does. A round is
+    alone when both probes around it reach ALONE of the best probe of all the rows,
     shared when both stay at or below SHARED; other rounds count for neither."""
-    best = max(max(pair) for row in rows for pairs in row["probes"].values() for pair in pairs)
+    best = max(max(pair) for row in rows for split in row["state_splits"].values() for pair in split["probes"])
     for row in rows:
         row["best_issue_rate"] = best
-        for name, key in (("kernel", "fma_peak_alone_shared"), ("kernel_aligned", "aligned_fma_peak_alone_shared")):
+        for key, split in row["state_splits"].items():
             states: dict[str, tuple[list[float], list[float]]] = {"alone": ([], []), "shared": ([], [])}
-            for peak, kernel, (before, after) in zip(
-                row["peak_seconds_fma"], row["timings"][name], row["probes"][name], strict=True
+            for numerator, denominator, (before, after) in zip(
+                split["numerators"], split["denominators"], split["probes"], strict=True
             ):
                 state = (
                     "alone"
@@ -280,8 +295,8 @@ def core_states(rows: list[dict]) -> None:
                     else None
                 )
                 if state:
-                    states[state][0].append(peak)
-                    states[state][1].append(kernel)
+                    states[state][0].append(numerator)
+                    states[state][1].append(denominator)
             row[key] = {
                 state: (paired_median(*pair) if pair[0] else None, len(pair[0])) for state, pair in states.items()
             }
@@ -422,6 +437,7 @@ def main() -> int:
         for dtype in ("float64", "complex128")
     ]
     curve = size_curve(SIZE_CURVE[:5] if args.quick else SIZE_CURVE, 0.05 if args.quick else 0.3)
+    core_states(rows + curve)
     peaks.append(hf._core.measure_arithmetic_peak(0.3))
     multiply_add_peak = float(np.median([p[0] for p in peaks]))
     fma_peak = float(np.median([p[1] for p in peaks]))
@@ -430,13 +446,18 @@ def main() -> int:
         row["fma_peak_gflops"] = fma_peak
     print(f"command: {' '.join(['python', *sys.argv])}")
     print(f"host: {platform.node()}  build: {hf._core.build_flags()}")
-    print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA\n")
+    print(f"core arithmetic peak: {multiply_add_peak:.1f} GFLOP/s multiply+add, {fma_peak:.1f} GFLOP/s FMA")
+    print(
+        f"best issue-rate probe {rows[0]['best_issue_rate']:.2f} instructions/ns: a round had the core alone where "
+        f"both probes around it reached {ALONE:.0%} of it, shared where both stayed at or below {SHARED:.0%}\n"
+    )
     print(
         "| case | dtype | STREAM Copy GB/s | memcpy GB/s | kernel GB/s | kernel Mpoints/s | kernel % of Copy "
         "| aligned % of Copy | kernel % of memcpy | kernel GFLOP/s | % of mul+add peak | numpy GB/s | kernel / numpy "
+        "| aligned % of Copy, core alone (rounds) | aligned, core shared "
         "| 2 threads / 1 thread | Copy 2 threads / 1 thread | 2 threads % of 2-thread Copy |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for row in rows:
         g = row["gb_per_s"]
         print(
@@ -444,12 +465,13 @@ def main() -> int:
             f"{row['mpoints_per_s']['kernel']:.0f} | {100 * row['kernel_fraction_of_copy']:.0f} % | "
             f"{100 * row['aligned_fraction_of_copy']:.0f} % | {100 * row['kernel_fraction_of_memcpy']:.0f} % | "
             f"{row['kernel_gflops']:.1f} | {100 * row['kernel_gflops'] / multiply_add_peak:.0f} % | "
-            f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | {two_thread_cells(row)}"
+            f"{g['numpy']:.2f} | {row['kernel_speedup_over_numpy']:.1f}x | "
+            f"{state_cell(row['aligned_copy_alone_shared']['alone'])} | "
+            f"{state_cell(row['aligned_copy_alone_shared']['shared'])} | {two_thread_cells(row)}"
         )
     print(
         f"\nSize curve: one n^3 grid applied again and again, timed in C++ (fastest of ten windows), "
-        f"median of {CURVE_ROUNDS} interleaved rounds; best issue-rate probe "
-        f"{curve[0]['best_issue_rate']:.2f} instructions/ns (core alone >= {ALONE:.0%} of it, shared <= {SHARED:.0%})\n"
+        f"median of {CURVE_ROUNDS} interleaved rounds\n"
     )
     print(
         "| n | dtype | padded input + output | path | Copy GB/s | kernel GB/s | kernel % of Copy | Mpoints/s "

@@ -49,10 +49,15 @@ def test_cases_report_paired_fractions():
     for name in (*names, "two_threads_copy_speedup", "two_threads_fraction_of_copy"):
         assert row[name] > 0
     assert row["kernel_speedup_over_numpy"] > 0
+    kernel_throughput.core_states([row])
+    assert row["best_issue_rate"] > 0
+    states = row["aligned_copy_alone_shared"]
+    assert 1 <= sum(count for _, count in states.values()) <= 2  # the best probe's repeat is alone
 
 
 def test_size_curve_reports_the_peak_fraction_of_each_round():
     rows = kernel_throughput.size_curve((8,), 0.002)
+    kernel_throughput.core_states(rows)
     assert [row["dtype"] for row in rows] == ["float64", "complex128"]
     for row in rows:
         assert 0 < row["fraction_of_fma_peak"] and 0 < row["aligned_fraction_of_fma_peak"]
@@ -68,15 +73,17 @@ def test_size_curve_reports_the_peak_fraction_of_each_round():
 
 def test_rounds_are_split_by_the_core_state_their_probes_found():
     """A round is the core alone when both probes around its kernel timing reach 85 % of
-    the curve's best probe, shared when both stay at or below 70 %; others count for
+    the best probe of all the rows, shared when both stay at or below 70 %; others count for
     neither. Each state's share of the peak is paired within its own rounds."""
+    split = kernel_throughput.state_split
+    probes = [(14.0, 13.0), (13.0, 12.5), (7.0, 7.5), (14.0, 7.0)]
+    aligned_probes = [(14.0, 13.0), (11.0, 11.0), (7.0, 9.0), (7.0, 7.0)]
+    peak = [1.0, 1.0, 1.0, 1.0]  # seconds the FMA peak would take
     row = {
-        "peak_seconds_fma": [1.0, 1.0, 1.0, 1.0],  # seconds the FMA peak would take
-        "timings": {"kernel": [2.0, 2.5, 4.0, 3.0], "kernel_aligned": [2.0, 2.0, 4.0, 3.0]},
-        "probes": {
-            "kernel": [(14.0, 13.0), (13.0, 12.5), (7.0, 7.5), (14.0, 7.0)],
-            "kernel_aligned": [(14.0, 13.0), (11.0, 11.0), (7.0, 9.0), (7.0, 7.0)],
-        },
+        "state_splits": {
+            "fma_peak_alone_shared": split(peak, [2.0, 2.5, 4.0, 3.0], probes),
+            "aligned_fma_peak_alone_shared": split(peak, [2.0, 2.0, 4.0, 3.0], aligned_probes),
+        }
     }
     kernel_throughput.core_states([row])
     assert row["best_issue_rate"] == 14.0
