@@ -27,12 +27,12 @@ import time
 from pathlib import Path
 
 import numpy as np
+from core_state import ALONE, SHARED, core_state
 
 import hybridfd as hf
 from hybridfd.arrays import empty_aligned, empty_padded
 
 ROOT = Path(__file__).resolve().parents[1]
-ALONE, SHARED = 0.85, 0.70  # a probe over the run's best: the core alone, shared
 WINDOW = 0.02
 MEASURES = (
     ("issue_rate", "issue-rate probe, instructions/ns"),
@@ -80,8 +80,8 @@ def summarise(samples: list[dict]) -> dict:
     """Each measure's median with the core alone and shared (by the probe), their ratio,
     and its correlation with the probe over all samples."""
     best = max(sample["issue_rate"] for sample in samples)
-    alone = [s for s in samples if s["issue_rate"] >= ALONE * best]
-    shared = [s for s in samples if s["issue_rate"] <= SHARED * best]
+    alone = [s for s in samples if core_state([s["issue_rate"]], best) == "alone"]
+    shared = [s for s in samples if core_state([s["issue_rate"]], best) == "shared"]
     probe = np.array([s["issue_rate"] for s in samples])
     summary = {"best_issue_rate": best, "alone_samples": len(alone), "shared_samples": len(shared), "measures": {}}
     for name, _ in MEASURES:
@@ -108,7 +108,7 @@ def plot(samples: list[dict], summary: dict, path: Path) -> None:
     fig, axes = plt.subplots(len(MEASURES), 1, figsize=(10, 2 * len(MEASURES)), sharex=True)
     t = [s["seconds"] for s in samples]
     best = summary["best_issue_rate"]
-    shared = [s["issue_rate"] <= SHARED * best for s in samples]
+    shared = [core_state([s["issue_rate"]], best) == "shared" for s in samples]
     for ax, (name, label) in zip(axes, MEASURES, strict=True):
         ax.plot(t, [s[name] for s in samples], lw=0.8, color="tab:blue")
         ax.scatter(

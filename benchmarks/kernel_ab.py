@@ -40,6 +40,8 @@ import tarfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from core_state import ALONE, SHARED, core_state
+
 ROOT = Path(__file__).resolve().parent.parent
 HARNESS = Path(__file__).resolve().parent / "kernel_ab" / "harness.cpp"
 # The headers whose types the two kernels and the core library share: they must agree.
@@ -84,9 +86,6 @@ def run_json(command: list[str], what: str) -> dict:
     return json.loads(completed.stdout)
 
 
-ALONE, SHARED = 0.85, 0.70  # a probe's issue rate over the run's best: the core alone, shared
-
-
 def best_probe(results: list[dict]) -> float:
     """The highest issue rate any round's probe found: the core alone, if it ever was."""
     return max((max(entry[0], entry[2]) for result in results for entry in result["rounds"]), default=0.0)
@@ -99,10 +98,9 @@ def by_core_state(results: list[dict], best: float) -> dict[str, tuple[float, in
     rounds = [entry for result in results for entry in result["rounds"]]
     states: dict[str, list[float]] = {"alone": [], "shared": []}
     for a_issue, a_seconds, b_issue, b_seconds in rounds:
-        if min(a_issue, b_issue) >= ALONE * best:
-            states["alone"].append(a_seconds / b_seconds)
-        elif max(a_issue, b_issue) <= SHARED * best:
-            states["shared"].append(a_seconds / b_seconds)
+        state = core_state((a_issue, b_issue), best)
+        if state:
+            states[state].append(a_seconds / b_seconds)
     return {
         state: (statistics.median(ratios) if ratios else float("nan"), len(ratios)) for state, ratios in states.items()
     }

@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from core_state import ALONE, SHARED, core_state
 
 import hybridfd as hf
 from hybridfd.arrays import empty_aligned, empty_padded
@@ -161,7 +162,6 @@ def two_thread_ratios(times: dict[str, list[float]]) -> dict[str, float]:
 SIZE_CURVE = (16, 24, 32, 48, 64, 96, 128, 192, 256)
 CURVE_ROUNDS = 7
 PROBE_SECONDS = 0.01
-ALONE, SHARED = 0.85, 0.70  # an issue-rate probe over the curve's best: the core alone, shared
 
 
 def flops_per_point(stencil: hf.Stencil, dtype: str) -> int:
@@ -276,9 +276,8 @@ def core_states(rows: list[dict]) -> None:
     within those where another hardware thread shared it (on this VM, most of the time:
     docs/benchmarks.md, "Session 30"). The FMA loop needs barely two instructions a cycle
     and does not feel the sharing; the kernel (about 33 per four float64 points) gets
-    half the core's issue width, and half its loads and stores, and does. A round is
-    alone when both probes around it reach ALONE of the best probe of all the rows,
-    shared when both stay at or below SHARED; other rounds count for neither."""
+    half the core's issue width, and half its loads and stores, and does. A round counts
+    by the probes around it against the best probe of all the rows (core_state.py)."""
     best = max(max(pair) for row in rows for split in row["state_splits"].values() for pair in split["probes"])
     for row in rows:
         row["best_issue_rate"] = best
@@ -287,13 +286,7 @@ def core_states(rows: list[dict]) -> None:
             for numerator, denominator, (before, after) in zip(
                 split["numerators"], split["denominators"], split["probes"], strict=True
             ):
-                state = (
-                    "alone"
-                    if min(before, after) >= ALONE * best
-                    else "shared"
-                    if max(before, after) <= SHARED * best
-                    else None
-                )
+                state = core_state((before, after), best)
                 if state:
                     states[state][0].append(numerator)
                     states[state][1].append(denominator)
