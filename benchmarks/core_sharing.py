@@ -1,14 +1,17 @@
-"""What moves the kernel's rate in cache from one second to the next on a shared host: the
-core's issue rate, probed beside the kernel and the core's references, in turn, for a while.
+"""What moves the kernel's rate from one second to the next on a shared host: the core's
+issue rate, probed beside the kernel and the core's references, in turn, for a while.
 
-    .venv/bin/python benchmarks/core_sharing.py [--seconds 120] [--n 24]
+    .venv/bin/python benchmarks/core_sharing.py [--seconds 120] [--n 24]   # in cache
+    .venv/bin/python benchmarks/core_sharing.py --n 192                    # from memory
 
 Each sample, in turn on this thread, each over about 20 ms: the issue-rate probe
 (hybridfd._core.measure_issue_rate: independent register-only adds, which a core running
 this thread alone issues at its full width and one shared with another hardware thread at
 about half), the multiply+add and FMA peaks (measure_arithmetic_peak), STREAM Copy of
-8 KiB (in the L1) and of 128 KiB (in the L2), and the kernel on one padded n^3 float64 grid
-in cache (kernel_seconds). Samples are then split by the probe into the core alone (>= 85 %
+8 KiB (in the L1) and of the kernel's output's bytes, the kernel on one padded n^3 float64
+grid (kernel_seconds; from memory where the grid and its output outgrow this core's share
+of the last-level cache, as in kernel_throughput.py's size curve), and the kernel's share
+of that Copy within the sample. Samples are then split by the probe into the core alone (>= 85 %
 of the best probe) and shared (<= 70 %); the table gives each measure's median in both
 states and their ratio, and its correlation with the probe over all samples. On this VM
 (docs/benchmarks.md, "Session 30") the FMA peak does not move while the kernel, the
@@ -39,8 +42,9 @@ MEASURES = (
     ("multiply_add_gflops", "multiply+add peak, GFLOP/s"),
     ("fma_gflops", "FMA peak, GFLOP/s"),
     ("l1_copy_gb_per_s", "Copy of 8 KiB (L1), GB/s"),
-    ("l2_copy_gb_per_s", "Copy of 128 KiB (L2), GB/s"),
-    ("kernel_mpoints_per_s", "kernel in cache, Mpoints/s"),
+    ("grid_copy_gb_per_s", "Copy of the output's bytes, GB/s"),
+    ("kernel_mpoints_per_s", "kernel, Mpoints/s"),
+    ("kernel_share_of_copy", "kernel's share of that Copy"),
 )
 
 
@@ -50,26 +54,30 @@ def sample_for(seconds: float, n: int) -> list[dict]:
     grid = empty_padded((n, n, n), stencil.radius, "float64")
     grid[...] = rng.standard_normal(grid.shape)
     out = empty_aligned((n, n, n), "float64")
-    copies = {size: (rng.standard_normal(size // 8), np.empty(size // 8)) for size in (8 << 10, 128 << 10)}
+    # As kernel_throughput's size curve: from memory unless the grid and its output fit
+    # this core's share of the last-level cache.
+    from_memory = grid.nbytes + out.nbytes > hf._core.cache_sizes()[2]
+    copies = {size: (rng.standard_normal(size // 8), np.empty(size // 8)) for size in (8 << 10, out.nbytes)}
     samples = []
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         issue_rate = hf._core.measure_issue_rate(WINDOW)
         multiply_add, fma = hf._core.measure_arithmetic_peak(WINDOW)
-        rates = {
-            size: 2 * source.nbytes / hf._core.copy_seconds(source, target, WINDOW) / 1e9
-            for size, (source, target) in copies.items()
+        copy_seconds = {
+            size: hf._core.copy_seconds(source, target, WINDOW) for size, (source, target) in copies.items()
         }
-        kernel = n**3 / hf._core.kernel_seconds(stencil._core, grid, out, WINDOW, 1, False) / 1e6
+        kernel_seconds = hf._core.kernel_seconds(stencil._core, grid, out, WINDOW, 1, from_memory)
         samples.append(
             {
                 "seconds": time.perf_counter() - start,
                 "issue_rate": issue_rate,
                 "multiply_add_gflops": multiply_add,
                 "fma_gflops": fma,
-                "l1_copy_gb_per_s": rates[8 << 10],
-                "l2_copy_gb_per_s": rates[128 << 10],
-                "kernel_mpoints_per_s": kernel,
+                "l1_copy_gb_per_s": 2 * (8 << 10) / copy_seconds[8 << 10] / 1e9,
+                "grid_copy_gb_per_s": 2 * out.nbytes / copy_seconds[out.nbytes] / 1e9,
+                "kernel_mpoints_per_s": n**3 / kernel_seconds / 1e6,
+                "kernel_share_of_copy": copy_seconds[out.nbytes] / kernel_seconds,
+                "from_memory": from_memory,
             }
         )
     np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, np.asarray(grid)))
@@ -139,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     summary = summarise(samples)
     print(f"command: {' '.join(['python', *sys.argv])}")
     print(f"host: {platform.node()}  build: {hf._core.build_flags()}")
+    where = "from memory" if samples[0]["from_memory"] else "in cache"
+    print(f"kernel on one {args.n}^3 float64 grid, {where}")
     print(
         f"{len(samples)} samples; best probe {summary['best_issue_rate']:.2f} instructions/ns; core alone "
         f"(>= {ALONE:.0%} of it) in {summary['alone_samples']}, shared (<= {SHARED:.0%}) in "
@@ -152,8 +162,9 @@ def main(argv: list[str] | None = None) -> int:
 
     for name, label in MEASURES:
         m = summary["measures"][name]
+        form = ".2f" if name == "kernel_share_of_copy" else ".1f"
         print(
-            f"| {label} | {cell(m['alone'], '.1f')} | {cell(m['shared'], '.1f')} | "
+            f"| {label} | {cell(m['alone'], form)} | {cell(m['shared'], form)} | "
             f"{cell(m['shared_over_alone'], '.2f')} | {cell(m['correlation_with_probe'], '.2f')} |"
         )
     args.output.parent.mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ def test_a_short_run_reports_every_measure(tmp_path: Path) -> None:
     assert samples and figure.stat().st_size > 0
     for sample in samples:
         assert all(sample[name] > 0 for name, _ in core_sharing.MEASURES)
+        assert not sample["from_memory"]  # a 12^3 grid lives in cache
     summary = result["summary"]
     assert summary["best_issue_rate"] == max(s["issue_rate"] for s in samples)
     assert summary["alone_samples"] >= 1  # the best sample is alone by definition
@@ -31,7 +32,8 @@ def test_a_short_run_reports_every_measure(tmp_path: Path) -> None:
 
 def test_samples_split_by_the_probe() -> None:
     """Alone: a probe >= 85 % of the best; shared: <= 70 %; between: neither."""
-    rates = {"multiply_add_gflops": 40.0, "fma_gflops": 46.0, "l1_copy_gb_per_s": 70.0, "l2_copy_gb_per_s": 60.0}
+    rates = {"multiply_add_gflops": 40.0, "fma_gflops": 46.0, "l1_copy_gb_per_s": 70.0, "grid_copy_gb_per_s": 60.0}
+    rates["kernel_share_of_copy"] = 0.4
     samples = [
         {"seconds": 0.0, "issue_rate": 14.0, "kernel_mpoints_per_s": 1400.0, **rates},
         {"seconds": 0.1, "issue_rate": 12.0, "kernel_mpoints_per_s": 1300.0, **rates},
