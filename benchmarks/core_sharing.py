@@ -88,8 +88,9 @@ def summarise(samples: list[dict]) -> dict:
     """Each measure's median with the core alone and shared (by the probe), their ratio,
     and its correlation with the probe over all samples."""
     best = max(sample["issue_rate"] for sample in samples)
-    alone = [s for s in samples if core_state([s["issue_rate"]], best) == "alone"]
-    shared = [s for s in samples if core_state([s["issue_rate"]], best) == "shared"]
+    states = [core_state([s["issue_rate"]], best) for s in samples]
+    alone = [s for s, state in zip(samples, states, strict=True) if state == "alone"]
+    shared = [s for s, state in zip(samples, states, strict=True) if state == "shared"]
     probe = np.array([s["issue_rate"] for s in samples])
     summary = {"best_issue_rate": best, "alone_samples": len(alone), "shared_samples": len(shared), "measures": {}}
     for name, _ in MEASURES:
@@ -124,7 +125,7 @@ def plot(samples: list[dict], summary: dict, path: Path) -> None:
             [s[name] for s, flag in zip(samples, shared, strict=True) if flag],
             s=4,
             color="tab:red",
-            label="core shared (probe <= 70 % of its best)",
+            label=f"core shared (probe <= {SHARED:.0%} of its best)",
         )
         ax.set_ylabel(label, fontsize=7)
         ax.set_ylim(bottom=0)
