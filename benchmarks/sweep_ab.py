@@ -41,7 +41,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from kernel_ab import FLAGS, ROOT, source_tree  # noqa: E402
 
 DRIVER = ROOT / "tests" / "kernel_sweeps" / "driver.cpp"
-SWEEPS = {"columns": 0, "columns_prefetching": 1, "streamed_planes": 2}
+SWEEPS = {
+    "columns": 0,
+    "columns_prefetching": 1,
+    "streamed_planes": 2,
+    "columns_streamed": 3,
+    "columns_prefetching_streamed": 4,
+}
 
 
 def build(tree: Path, library: Path) -> None:
@@ -59,6 +65,8 @@ def load(library: Path) -> ctypes.CDLL:
     driver.hybridfd_test_sweep.argtypes = [ctypes.c_int] * 3 + [pointer, pointer, int64, int64, pointer, pointer]
     driver.hybridfd_test_sweep.argtypes += [int64, int64, int64]
     driver.hybridfd_test_sweep.restype = ctypes.c_int
+    driver.hybridfd_test_columns_stream.argtypes = [pointer, int64, int64, pointer]
+    driver.hybridfd_test_columns_stream.restype = ctypes.c_int
     return driver
 
 

@@ -284,6 +284,39 @@ def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
         np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded), err_msg=f"{shape}")
 
 
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("radius", [1, 2, 3, 6])
+@pytest.mark.parametrize("from_memory", [False, True], ids=["in_cache", "from_memory"])
+def test_grid_and_output_beyond_the_level2_stream_the_output(dtype, radius, from_memory):
+    """A grid that fits the L2 but not together with its padded input: its output is
+    streamed, in cache by the columns where every store is a whole line (column_sweep.hpp,
+    AVX-512), from memory by the three-plane sweep (streamed_planes.hpp) or the row slide.
+    Rows of whole lines and not, the output on a line and 16 bytes past one, one and two
+    threads, whole grids and regions of whole rows cut in x and y: bit for bit the
+    reference, nothing outside the region written."""
+    _, level2, _ = hf._core.cache_sizes()
+    stencil = make_stencil(radius, symmetric=radius != 2)
+    itemsize = 16 if dtype == "complex128" else 8
+    for nz in (64 // itemsize * 4, 64 // itemsize * 4 + 3):
+        ny = 12
+        nx = int(0.75 * level2) // (ny * nz * itemsize)  # the output three quarters of the L2
+        shape = (nx, ny, nz)
+        assert nx * ny * nz * itemsize <= level2 < (nx * ny * nz + np.prod([n + 2 * radius for n in shape])) * itemsize
+        padded = random_padded(shape, radius, dtype, seed=radius * 10 + nz)
+        expected = hf.reference.apply_padded(stencil, padded)
+        for misalignment in (0, 16):
+            for threads in (1, 2):
+                out = misaligned_view(shape, dtype, misalignment)
+                apply_padded(stencil, padded, out, threads=threads, from_memory=from_memory)
+                where = f"{shape}, output {misalignment} bytes past a line, {threads} threads"
+                np.testing.assert_array_equal(out, expected, err_msg=where)
+            begin, extent = (1, 2, 0), (nx - 3, ny - 5, nz)
+            out = misaligned_view(shape, dtype, misalignment)
+            out[...] = np.nan
+            apply_padded(stencil, padded, out, region=(begin, extent), from_memory=from_memory)
+            assert_region_written(out, expected, begin, extent)
+
+
 @pytest.mark.parametrize("symmetric", [False, True], ids=["general", "symmetric"])
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("radius", [1, 2, 3])

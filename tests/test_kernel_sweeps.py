@@ -31,7 +31,7 @@ import sweep_ab  # noqa: E402  (the driver's ctypes binding, shared with the ben
 
 SENTINEL = 12345.0
 GUARD = 64  # float64 lanes of sentinel either side of the output
-KINDS = {"columns": 0, "columns_prefetching": 1, "streamed_planes": 2}
+KINDS = sweep_ab.SWEEPS
 
 
 def machine_lanes() -> int:
@@ -77,8 +77,10 @@ def sweep_region(
     output_offset: int,
     budget_bytes: int,
     seed: int,
-) -> None:
-    """Sweeps one region of a random padded grid and checks it against the reference."""
+) -> bool:
+    """Sweeps one region of a random padded grid and checks it against the reference;
+    whether the sweep streamed its output (the streamed kinds, where every store is a
+    whole line)."""
     radius, point_lanes = stencil.radius, 2 if dtype == "complex128" else 1
     padded_shape = tuple(n + 2 * radius for n in shape)
     rng = np.random.default_rng(seed)
@@ -103,6 +105,14 @@ def sweep_region(
     centre_lane = (begin[0] + radius) * stride_x + (begin[1] + radius) * stride_y + (begin[2] + radius) * point_lanes
     out_lane = begin[0] * out_stride_x + begin[1] * out_stride_y + begin[2] * point_lanes
     box = np.array([extent[0], extent[1], extent[2] * point_lanes], dtype=np.int64)
+    out_address = out.ctypes.data + 8 * out_lane
+    streamed = kind.endswith("_streamed") and bool(
+        driver.hybridfd_test_columns_stream(out_address, out_stride_x, out_stride_y, box.ctypes.data)
+    )
+    # Streamed where every store is a whole 64-byte line: 8-lane vectors, rows of whole
+    # vectors, each on a line.
+    whole_lines = out_address % 64 == 0 and out_stride_x % 8 == 0 and out_stride_y % 8 == 0 and box[2] % 8 == 0
+    assert streamed == (kind.endswith("_streamed") and machine_lanes() == 8 and whole_lines)
     served = driver.hybridfd_test_sweep(
         KINDS[kind],
         radius,
@@ -123,7 +133,7 @@ def sweep_region(
         # driver says so and writes nothing.
         assert served == 1
         assert (around == SENTINEL).all()
-        return
+        return False
     assert served == 0
     expected = np.full(shape, SENTINEL, dtype=dtype)
     region = tuple(slice(b, b + e) for b, e in zip(begin, extent, strict=True))
@@ -132,6 +142,7 @@ def sweep_region(
     np.testing.assert_array_equal(out, expected, err_msg=where)
     assert (around[: GUARD // point_lanes] == SENTINEL).all(), f"{where}: wrote before the output"
     assert (around[-GUARD // point_lanes :] == SENTINEL).all(), f"{where}: wrote past the output"
+    return streamed
 
 
 def whole(shape: tuple[int, int, int]) -> tuple:
@@ -158,6 +169,13 @@ def geometries(radius: int, dtype: str) -> list[tuple]:
     ]
     cases += [(*whole(on_vectors), offset, offset, 1 << 18) for offset in range(0, 64, 8)]
     cases += [(*whole(on_vectors), 16, offset, 1 << 18) for offset in range(0, 64, 8)]
+    # Output rows of whole lines (16 float64 lanes), on a line or not: the streamed
+    # columns stream only the former (column_sweep::stores_whole_lines).
+    on_lines = 16 // point_lanes
+    cases += [(*whole((3, 5, on_lines)), 16, offset, 1 << 18) for offset in (0, 16, 32)]
+    cases += [(*whole((5, 40, on_lines)), 8, 0, 1 << 18)]  # column bands
+    cases += [((6, 7, on_lines), (1, 2, 0), (4, 3, on_lines), 16, 0, 1 << 18)]  # whole rows, cut in x and y
+    cases += [((6, 7, 3 * on_lines), (1, 2, on_lines), (4, 3, on_lines), 16, 0, 1 << 18)]  # rows cut at lines
     rng = np.random.default_rng(radius)
     for _ in range(6):
         shape = tuple(int(n) for n in rng.integers(1, 14, 3))
@@ -174,7 +192,12 @@ def geometries(radius: int, dtype: str) -> list[tuple]:
 def test_sweep_is_bit_identical_to_reference(sweeps, kind, radius, dtype, symmetric):
     stencil = make_stencil(radius, symmetric)
     assert stencil.symmetric == symmetric
+    streamed = 0
     for number, (shape, begin, extent, input_offset, output_offset, budget) in enumerate(geometries(radius, dtype)):
-        sweep_region(
+        streamed += sweep_region(
             sweeps, kind, stencil, shape, begin, extent, dtype, input_offset, output_offset, budget, seed=number
         )
+    # With 8-lane vectors the streamed kinds stream the geometries of output rows on
+    # lines (at least the four written for them).
+    if kind.endswith("_streamed") and machine_lanes() == 8:
+        assert streamed >= 4

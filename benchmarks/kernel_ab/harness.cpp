@@ -29,6 +29,7 @@ void apply_stencil_a(const Stencil&, const HaloPlan&, const BoxInput&, const Reg
 void apply_stencil_b(const Stencil&, const HaloPlan&, const BoxInput&, const Region&, double*, bool);
 void apply_stencil_a(const Stencil&, const HaloPlan&, const double*, const Region&, double*);
 void apply_stencil_b(const Stencil&, const HaloPlan&, const double*, const Region&, double*);
+BoxInput padded_input_a(const HaloPlan&, const double*);
 }  // namespace hybridfd
 
 using namespace hybridfd;
@@ -38,7 +39,8 @@ namespace {
 struct Options {
   int n = 96, grids = 32, lanes = 1, radius = 2, rounds = 9, repeats = 1;
   bool padded = false;              // apply_stencil on padded grids, else an apply's box input
-  bool prefetch = true;             // box input only (padded decides by itself)
+  bool prefetch = true;             // box input only
+  bool told_in_cache = false;       // padded only: told the grid is in cache (else it decides by its size)
   bool input_in_cache = false;      // every grid reads the first grid's input
   bool output_in_cache = false;     // every grid writes the first grid's output
   int offset = 0;                   // lanes past 64-byte alignment of every array
@@ -49,7 +51,8 @@ struct Options {
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "%s\nusage: kernel_ab [--n N] [--grids G] [--dtype float64|complex128] [--radius R] [--rounds K]\n"
-               "  [--repeats M] [--padded] [--no-prefetch] [--input-in-cache] [--output-in-cache] [--offset LANES] "
+               "  [--repeats M] [--padded] [--told-in-cache] [--no-prefetch] [--input-in-cache] [--output-in-cache] "
+               "[--offset LANES] "
                "[--huge-pages] [--interior-on-a-line]\n",
                problem.c_str());
   std::exit(2);
@@ -79,6 +82,8 @@ Options parse(int argc, char** argv) {
       o.padded = true;
     else if (flag == "--no-prefetch")
       o.prefetch = false;
+    else if (flag == "--told-in-cache")
+      o.told_in_cache = true;
     else if (flag == "--input-in-cache")
       o.input_in_cache = true;
     else if (flag == "--output-in-cache")
@@ -95,6 +100,7 @@ Options parse(int argc, char** argv) {
       usage("unknown option " + std::string(flag));
     }
   }
+  if (o.told_in_cache && !o.padded) usage("--told-in-cache needs --padded");
   if (o.n < 1 || o.grids < 1 || o.rounds < 1 || o.repeats < 1 || o.offset < 0 || o.offset > 7)
     usage("sizes, rounds and repeats must be positive, the offset 0..7");
   return o;
@@ -186,8 +192,14 @@ int main(int argc, char** argv) {
         double* target = out + to * grid_lanes;
         if (o.padded) {
           const double* source = padded.data + in * padded_lanes;
-          b ? apply_stencil_b(stencil, plan, source, whole, target)
-            : apply_stencil_a(stencil, plan, source, whole, target);
+          if (o.told_in_cache) {  // as hybridfd.kernel.apply_padded(..., from_memory=False)
+            const BoxInput input = padded_input_a(plan, source);
+            b ? apply_stencil_b(stencil, plan, input, whole, target, false)
+              : apply_stencil_a(stencil, plan, input, whole, target, false);
+          } else {
+            b ? apply_stencil_b(stencil, plan, source, whole, target)
+              : apply_stencil_a(stencil, plan, source, whole, target);
+          }
         } else {
           b ? apply_stencil_b(stencil, plan, inputs[in], whole, target, o.prefetch)
             : apply_stencil_a(stencil, plan, inputs[in], whole, target, o.prefetch);

@@ -125,7 +125,7 @@ template <bool Partial>
 // (the same point of the output, with its own strides). With Prefetch, each row's line in
 // the two planes the next two-plane x-step reads first (x + 2 + r, x + 3 + r) is
 // prefetched into the L1 (sweep says why).
-template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, bool Prefetch>
+template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, bool Prefetch, bool Stream>
 [[gnu::always_inline]] inline void sweep_column(const Coefficients<Radius, Vector>& shared, const double* centre,
                                                 std::int64_t stride_x, std::int64_t stride_y, std::int64_t rows,
                                                 double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
@@ -177,6 +177,8 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
       double* target = out + p * out_stride_x + y * out_stride_y;
       if constexpr (Partial)
         wide::store(target, masks.output, sum);
+      else if constexpr (Stream)
+        wide::stream_aligned(target, sum);
       else
         wide::store(target, sum);
 #pragma GCC unroll 6
@@ -188,10 +190,10 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
 // The region of `extent` points (x, y, z; z counted in lanes, PointLanes per point)
 // whose first point is `centre` in a padded grid with strides stride_x, stride_y (every
 // point the stencil reads lies in the grid), written to `out` (its first point, the
-// output's strides).
-template <int Radius, int PointLanes, bool Symmetric, bool Prefetch>
-void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
-           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
+// output's strides), streamed with Stream (every store a whole line: sweep).
+template <int Radius, int PointLanes, bool Symmetric, bool Prefetch, bool Stream>
+void sweep_bands(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
+                 const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
   constexpr int reach = Radius * PointLanes;
   const Coefficients<Radius, Vector> c(stencil);
   const ColumnMasks whole(lanes, reach);
@@ -218,10 +220,10 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       const double* first = centre + x * stride_x + y * stride_y;
       double* target = out + x * out_stride_x + y * out_stride_y;
       for (std::int64_t k = 0; k < full_end; k += lanes)
-        sweep_column<Radius, PointLanes, Symmetric, Planes, false, PrefetchNext>(
+        sweep_column<Radius, PointLanes, Symmetric, Planes, false, PrefetchNext, Stream>(
             c, first + k, stride_x, stride_y, rows, target + k, out_stride_x, out_stride_y, whole);
       if (full_end < extent[2])
-        sweep_column<Radius, PointLanes, Symmetric, Planes, true, PrefetchNext>(
+        sweep_column<Radius, PointLanes, Symmetric, Planes, true, PrefetchNext, false>(
             c, first + full_end, stride_x, stride_y, rows, target + full_end, out_stride_x, out_stride_y, last);
     };
     // With Prefetch, every step but the last two-plane one prefetches (when the next step
@@ -231,6 +233,34 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
       for (; x + 4 <= extent[0]; x += 2) planes.template operator()<2, true>(x);
     for (; x + 2 <= extent[0]; x += 2) planes.template operator()<2, false>(x);
     if (x < extent[0]) planes.template operator()<1, false>(x);
+  }
+}
+
+// Whether every store of a sweep of `extent` into `out` writes one whole 64-byte line
+// (8-lane vectors, output rows of whole vectors, each on a line): only then may it
+// stream, for a column writes the next vector of its row a whole band of rows later,
+// by when a write-combining buffer holding part of a line has long been flushed, at
+// the cost of a read of the line from memory.
+inline bool stores_whole_lines(const double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+                               const std::int64_t (&extent)[3]) {
+  return lanes * sizeof(double) == 64 && reinterpret_cast<std::uintptr_t>(out) % 64 == 0 && out_stride_x % lanes == 0 &&
+         out_stride_y % lanes == 0 && extent[2] % lanes == 0;
+}
+
+// The region of sweep_bands, its output written with plain stores or, with `stream`
+// (kernel.cpp says when), past the caches where every store is a whole line
+// (stores_whole_lines); streamed stores are fenced before the sweep returns.
+template <int Radius, int PointLanes, bool Symmetric, bool Prefetch>
+void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
+           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+           bool stream) {
+  if (stream && stores_whole_lines(out, out_stride_x, out_stride_y, extent)) {
+    sweep_bands<Radius, PointLanes, Symmetric, Prefetch, true>(stencil, centre, stride_x, stride_y, extent, out,
+                                                               out_stride_x, out_stride_y);
+    _mm_sfence();  // streamed stores are weakly ordered: visible before the caller says the output is written
+  } else {
+    sweep_bands<Radius, PointLanes, Symmetric, Prefetch, false>(stencil, centre, stride_x, stride_y, extent, out,
+                                                                out_stride_x, out_stride_y);
   }
 }
 

@@ -975,18 +975,25 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // prefetch when the grid comes from memory. A larger one is swept in columns only in
   // cache; from memory its rows slide (below), which the core's prefetchers follow
   // better (session 16: columns 0.8x at 48^3).
+  // Where the padded grid and its output together outgrow the L2, the output cannot
+  // stay there: with plain stores each of its lines would be read from the L3 before it
+  // is written and written back to it after; the columns stream it to memory instead
+  // (Zen 5, in cache: 1.17x at 40^3, 1.25x at 48^3, 1.13x at 64^3, 1.35x at 96^3;
+  // docs/benchmarks.md, "Session 31").
   if constexpr (!Stream && column_sweep::serves<Radius, Lanes> && column_sweep::beats_row_slide)
     if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
       if (region.points() == 0) return;
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       const double* first = box.at(region.begin[0], region.begin[1]) + begin;
       double* target = out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin;
+      const bool stream_output =
+          (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes();
       if (prefetch_ahead)
         column_sweep::sweep<Radius, Lanes, Symmetric, true>(stencil, first, box.stride_x, box.stride_y, extent, target,
-                                                            out_stride_x, out_stride_y);
+                                                            out_stride_x, out_stride_y, stream_output);
       else
         column_sweep::sweep<Radius, Lanes, Symmetric, false>(stencil, first, box.stride_x, box.stride_y, extent, target,
-                                                             out_stride_x, out_stride_y);
+                                                             out_stride_x, out_stride_y, stream_output);
       return;
     }
   // A padded grid from memory, its output streamed: rows of three planes at a time, the
@@ -1211,11 +1218,15 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
     return;
   }
-  // A grid larger than the L2 is not in cache when an apply reaches it (the padded entry
-  // below passes prefetch for exactly those), and its output is not read again before
-  // it leaves the cache: written streaming, whole rows only, so that a line a partial
-  // row leaves (an overlap schedule's interior) is not streamed in part.
-  const bool stream = prefetch && plan.grid_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes() &&
+  // A grid from memory whose input and output together outgrow the L2 leaves the cache
+  // before its output is read again: the output is written streaming (with plain
+  // stores each of its lines is first read, and later written back), whole rows only,
+  // so that a line a partial row leaves (an overlap schedule's interior) is not
+  // streamed in part. Until session 31 only grids themselves larger than the L2
+  // streamed: 32 x 48^3 float64 from memory 1.39x, 1 x 48^3 1.12x, 32 x 36^3
+  // complex128 1.21x (Zen 5).
+  const bool stream = prefetch &&
+                      (plan.grid_lanes() + plan.padded_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes() &&
                       region.begin[2] == 0 && region.extent[2] == plan.extent()[2];
   if (plan.lanes_per_point() == 2)
     dispatch_radius<2>(stencil, plan, input, region, out, prefetch, stream);

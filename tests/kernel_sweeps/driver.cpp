@@ -12,7 +12,13 @@ namespace {
 
 using hybridfd::Stencil;
 
-enum Sweep : int { columns = 0, columns_prefetching = 1, streamed_planes = 2 };
+enum Sweep : int {
+  columns = 0,
+  columns_prefetching = 1,
+  streamed_planes = 2,
+  columns_streamed = 3,
+  columns_prefetching_streamed = 4
+};
 
 #if defined(HYBRIDFD_WIDE_VECTOR)
 template <int Radius, int PointLanes, bool Symmetric>
@@ -23,12 +29,13 @@ int sweep(int kind, const Stencil& stencil, const double* centre, std::int64_t s
   if constexpr (!hf::column_sweep::serves<Radius, PointLanes>) {
     return 1;
   } else {
-    if (kind == columns)
+    const bool stream = kind == columns_streamed || kind == columns_prefetching_streamed;
+    if (kind == columns || kind == columns_streamed)
       hf::column_sweep::sweep<Radius, PointLanes, Symmetric, false>(stencil, centre, stride_x, stride_y, extent, out,
-                                                                    out_stride_x, out_stride_y);
-    else if (kind == columns_prefetching)
+                                                                    out_stride_x, out_stride_y, stream);
+    else if (kind == columns_prefetching || kind == columns_prefetching_streamed)
       hf::column_sweep::sweep<Radius, PointLanes, Symmetric, true>(stencil, centre, stride_x, stride_y, extent, out,
-                                                                   out_stride_x, out_stride_y);
+                                                                   out_stride_x, out_stride_y, stream);
     else
       hf::streamed_planes::sweep<Radius, PointLanes, Symmetric>(stencil, centre, stride_x, stride_y, extent, out,
                                                                 out_stride_x, out_stride_y, budget_bytes);
@@ -62,6 +69,18 @@ int hybridfd_test_lanes() {
 #if defined(HYBRIDFD_WIDE_VECTOR)
   return hybridfd::wide::lanes;
 #else
+  return 0;
+#endif
+}
+
+// Whether the columns stream into `out` when asked to (column_sweep::stores_whole_lines).
+int hybridfd_test_columns_stream(const double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
+                                 const std::int64_t* extent) {
+#if defined(HYBRIDFD_WIDE_VECTOR)
+  const std::int64_t box[3] = {extent[0], extent[1], extent[2]};
+  return hybridfd::column_sweep::stores_whole_lines(out, out_stride_x, out_stride_y, box) ? 1 : 0;
+#else
+  (void)out, (void)out_stride_x, (void)out_stride_y, (void)extent;
   return 0;
 #endif
 }

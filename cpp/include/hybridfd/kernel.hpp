@@ -44,9 +44,11 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded);
 // prefetches cost about a tenth. With `prefetch`, the bands of rows the kernel sweeps
 // are sized for the core's share of the last-level cache instead of its L2, so that
 // each input row comes from memory once (1.05-1.17x, session 28). With `prefetch`, a
-// grid larger than the core's L2 also has the whole rows of `region` written with
-// streaming (non-temporal) stores, which bypass the caches and skip the write-allocate
-// read (1.1-1.3x from memory, session 11); they are fenced before the call returns.
+// grid whose input and output together outgrow the core's L2 also has the whole rows of
+// `region` written with streaming (non-temporal) stores, which bypass the caches and
+// skip the write-allocate read (1.1-1.4x from memory, sessions 11 and 31); without, a
+// padded grid swept in columns streams so too where every store is a whole line
+// (column_sweep.hpp). Streamed stores are fenced before the call returns.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out, bool prefetch = true);
 
