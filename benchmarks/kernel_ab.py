@@ -21,6 +21,7 @@ per-round ratios, and how many rounds.
     .venv/bin/python benchmarks/kernel_ab.py --a HEAD~1            # HEAD~1 against the working tree
     .venv/bin/python benchmarks/kernel_ab.py --a main --b HEAD --realtime --repeats 5
     .venv/bin/python benchmarks/kernel_ab.py --case "--n 64 --grids 64 --padded --input-in-cache"
+    .venv/bin/python benchmarks/kernel_ab.py --case "--n 48 --grids 1 --padded --told-in-cache"  # as from_memory=False
 """
 
 from __future__ import annotations

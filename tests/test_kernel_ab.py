@@ -23,6 +23,7 @@ CASES = [
     "--dtype complex128 --n 9 --grids 2 --padded --rounds 2 --repeats 2",
     "--n 20 --grids 2 --input-in-cache --output-in-cache --offset 2 --rounds 2 --repeats 2",
     "--n 16 --grids 2 --padded --interior-on-a-line --offset 1 --rounds 2 --repeats 2",
+    "--n 14 --grids 2 --padded --told-in-cache --rounds 2 --repeats 2",  # as apply_padded(from_memory=False)
 ]
 
 
