@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import hybridfd as hf
+from hybridfd.arrays import empty_aligned
 from hybridfd.kernel import apply_padded
 
 
@@ -409,7 +410,7 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
     kernel.cpp): rows of every length modulo 8 lanes (the last column masked), an
     odd number of planes, more rows than one band holds (bands fit 2r + 2 planes' rows in
     the L1: with a 32-48 KiB L1, 2-34 rows of 40 and 47 lanes), and regions that start
-    and end at every lane modulo 8."""
+    and end at every lane modulo 8; from memory, output rows of whole lines streamed."""
     stencil = make_stencil(radius, symmetric)
     for nz in [*range(1, 18), 40, 47]:
         shape = (6, 75, nz)
@@ -424,6 +425,14 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
             extent = (5 - from_memory, 70, nz - nz // 3 - (nz > 2))
             out = np.full(shape, np.nan, dtype=dtype)
             apply_padded(stencil, padded, out, region=(begin, extent), from_memory=from_memory)
+            assert_region_written(out, whole, begin, extent)
+        if nz * np.dtype(dtype).itemsize % 64 == 0:
+            # Output rows of whole lines, on a line: from memory the columns stream them,
+            # here a region of whole rows cut in x and y.
+            out = empty_aligned(shape, dtype)
+            out[...] = np.nan
+            begin, extent = (1, 3, 0), (4, 70, nz)
+            apply_padded(stencil, padded, out, region=(begin, extent), from_memory=True)
             assert_region_written(out, whole, begin, extent)
 
 

@@ -975,13 +975,14 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // prefetch when the grid comes from memory. A larger one is swept in columns only in
   // cache; from memory its rows slide (below), which the core's prefetchers follow
   // better (session 16: columns 0.8x at 48^3).
-  // Where the padded grid and its output together outgrow the L2, the output cannot
-  // stay there: with plain stores each of its lines would be read from the L3 before it
-  // is written and written back to it after; the columns stream it to memory instead,
-  // where every store is a whole line (Zen 5, in cache: float64 1.0-1.25x at
-  // 40^3-64^3, 1.25-1.35x at 96^3, complex128 1.15x at 48^3; docs/benchmarks.md,
-  // "Session 31"). float64 then also prefetches the next step's planes, which its loads
-  // now wait for (1.02-1.07x at 40^3-64^3; complex128 0.90-0.96x).
+  // Where the grid comes from memory, or the padded grid and its output together outgrow
+  // the L2, the output cannot stay there: with plain stores each of its lines would be
+  // read (from memory or the L3) before it is written and written back after; the
+  // columns stream it to memory instead, where every store is a whole line (Zen 5, in
+  // cache: float64 1.0-1.25x at 40^3-64^3, 1.25-1.35x at 96^3, complex128 1.15x at
+  // 48^3; many grids from memory: 1.0-1.25x at 16^3-32^3; docs/benchmarks.md,
+  // "Session 31"). In cache, float64 then also prefetches the next step's planes, which
+  // its loads now wait for (1.02-1.07x at 40^3-64^3; complex128 0.90-0.96x).
   if constexpr (!Stream && column_sweep::serves<Radius, Lanes> && column_sweep::beats_row_slide)
     if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
       if (region.points() == 0) return;
@@ -989,7 +990,8 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
       const double* first = box.at(region.begin[0], region.begin[1]) + begin;
       double* target = out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin;
       const bool stream_output =
-          (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes() &&
+          (prefetch_ahead ||
+           (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes()) &&
           column_sweep::stores_whole_lines(target, out_stride_x, out_stride_y, extent);
       if (prefetch_ahead || (stream_output && Lanes == 1))
         column_sweep::sweep<Radius, Lanes, Symmetric, true>(stencil, first, box.stride_x, box.stride_y, extent, target,

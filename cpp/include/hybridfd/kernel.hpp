@@ -46,9 +46,11 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded);
 // each input row comes from memory once (1.05-1.17x, session 28). With `prefetch`, a
 // grid whose input and output together outgrow the core's L2 also has the whole rows of
 // `region` written with streaming (non-temporal) stores, which bypass the caches and
-// skip the write-allocate read (1.1-1.4x from memory, sessions 11 and 31); without, a
-// padded grid swept in columns streams so too where every store is a whole line
-// (column_sweep.hpp). Streamed stores are fenced before the call returns.
+// skip the write-allocate read (1.1-1.4x from memory, sessions 11 and 31); a padded
+// grid swept in columns (AVX-512: one within the L2 from memory, or any in cache)
+// streams so too where every store is a whole line, if it comes from memory or it and
+// its output outgrow the L2 (column_sweep.hpp). Streamed stores are fenced before the
+// call returns.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out, bool prefetch = true);
 
