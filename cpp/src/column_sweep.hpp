@@ -249,14 +249,18 @@ inline bool stores_whole_lines(const double* out, std::int64_t out_stride_x, std
 
 // The region of sweep_bands, its output written with plain stores or, with `stream`
 // (kernel.cpp says when), past the caches where every store is a whole line
-// (stores_whole_lines); streamed stores are fenced before the sweep returns.
+// (stores_whole_lines); streamed stores are fenced before the sweep returns. Streamed,
+// float64 columns always prefetch the next step's planes: with the stores gone from
+// the L2's traffic its loads wait for them (in cache, 1.02-1.07x at 40^3-64^3;
+// complex128 0.90-0.96x, so it prefetches only from memory; docs/benchmarks.md,
+// "Session 31").
 template <int Radius, int PointLanes, bool Symmetric, bool Prefetch>
 void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
            const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
            bool stream) {
   if (stream && stores_whole_lines(out, out_stride_x, out_stride_y, extent)) {
-    sweep_bands<Radius, PointLanes, Symmetric, Prefetch, true>(stencil, centre, stride_x, stride_y, extent, out,
-                                                               out_stride_x, out_stride_y);
+    sweep_bands<Radius, PointLanes, Symmetric, Prefetch || PointLanes == 1, true>(
+        stencil, centre, stride_x, stride_y, extent, out, out_stride_x, out_stride_y);
     _mm_sfence();  // streamed stores are weakly ordered: visible before the caller says the output is written
   } else {
     sweep_bands<Radius, PointLanes, Symmetric, Prefetch, false>(stencil, centre, stride_x, stride_y, extent, out,

@@ -459,6 +459,12 @@ inline std::int64_t from_memory_blocking_budget_bytes() {
   return std::max(blocking_budget_bytes(), last_level_share_bytes() / 2);
 }
 
+// Whether a grid's padded input and its output together outgrow the core's L2: its
+// output then cannot stay there, and the kernel streams it (apply_stencil, apply_star).
+inline bool outgrows_level2(const HaloPlan& plan) {
+  return (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes();
+}
+
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
 // x-step reads first (apply_star).
 constexpr std::int64_t streamed_prefetch_bytes = 3 << 10;
@@ -981,19 +987,16 @@ void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& in
   // columns stream it to memory instead, where every store is a whole line (Zen 5, in
   // cache: float64 1.0-1.25x at 40^3-64^3, 1.25-1.35x at 96^3, complex128 1.15x at
   // 48^3; many grids from memory: 1.0-1.25x at 16^3-32^3; docs/benchmarks.md,
-  // "Session 31"). In cache, float64 then also prefetches the next step's planes, which
-  // its loads now wait for (1.02-1.07x at 40^3-64^3; complex128 0.90-0.96x).
+  // "Session 31"; column_sweep::sweep decides where every store is a whole line, and
+  // prefetches for float64 streamed in cache).
   if constexpr (!Stream && column_sweep::serves<Radius, Lanes> && column_sweep::beats_row_slide)
     if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
       if (region.points() == 0) return;
       const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
       const double* first = box.at(region.begin[0], region.begin[1]) + begin;
       double* target = out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin;
-      const bool stream_output =
-          (prefetch_ahead ||
-           (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes()) &&
-          column_sweep::stores_whole_lines(target, out_stride_x, out_stride_y, extent);
-      if (prefetch_ahead || (stream_output && Lanes == 1))
+      const bool stream_output = prefetch_ahead || outgrows_level2(plan);
+      if (prefetch_ahead)
         column_sweep::sweep<Radius, Lanes, Symmetric, true>(stencil, first, box.stride_x, box.stride_y, extent, target,
                                                             out_stride_x, out_stride_y, stream_output);
       else
@@ -1230,9 +1233,7 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
   // streamed in part. Until session 31 only grids themselves larger than the L2
   // streamed: 32 x 48^3 float64 from memory 1.39x, 1 x 48^3 1.12x, 32 x 36^3
   // complex128 1.21x (Zen 5).
-  const bool stream = prefetch &&
-                      (plan.grid_lanes() + plan.padded_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes() &&
-                      region.begin[2] == 0 && region.extent[2] == plan.extent()[2];
+  const bool stream = prefetch && outgrows_level2(plan) && region.begin[2] == 0 && region.extent[2] == plan.extent()[2];
   if (plan.lanes_per_point() == 2)
     dispatch_radius<2>(stencil, plan, input, region, out, prefetch, stream);
   else
