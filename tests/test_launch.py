@@ -57,7 +57,31 @@ def test_harness_fails_when_one_rank_fails(suite_dir: Path) -> None:
     result = run_suite(module, 3, timeout=120)
     assert not result.timed_out, result.output
     assert result.returncode != 0
-    assert "[rank 2] FAILED" in result.output and "rank two says no" in result.output
+    assert "[rank 2] FAILED" in result.output and "rank two says no" in result.output, result.output
+
+
+def test_failing_rank_report_survives_lost_forwarding(suite_dir: Path) -> None:
+    """The report reaches the user even when mpiexec forwards none of the failing rank's
+    output, as when an abort ends the job before mpiexec has drained that rank's pipes:
+    here rank 1 runs with its stdout and stderr on /dev/null from the start."""
+    module = suite_dir / "test_one_rank_fails.py"
+    module.write_text("def test_rank_one_disagrees(comm):\n    assert comm.rank != 1, 'rank one says no'\n")
+    pytest_argv = [PY, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--no-header", str(module)]
+    unheard_rank_one = (
+        "import os, sys\n"
+        "if (os.environ.get('PMI_RANK') or os.environ.get('OMPI_COMM_WORLD_RANK')) == '1':\n"
+        "    silence = os.open(os.devnull, os.O_WRONLY)\n"
+        "    os.dup2(silence, 1)\n"
+        "    os.dup2(silence, 2)\n"
+        "os.execv(sys.argv[1], sys.argv[1:])\n"
+    )
+    result = launch.run(
+        2, [PY, "-c", unheard_rank_one, *pytest_argv], timeout=120, extra_env={"HYBRIDFD_MPI_SUITE": "1"}
+    )
+    assert not result.timed_out, result.output
+    assert result.returncode != 0
+    assert "did not forward" in result.output, result.output
+    assert "[rank 1] FAILED" in result.output and "rank one says no" in result.output, result.output
 
 
 def test_harness_kills_a_deadlocked_suite(suite_dir: Path) -> None:

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -134,27 +135,65 @@ def run(
     env = environment(yield_when_idle)
     env.update(extra_env or {})
     pipe = subprocess.PIPE if capture else None
-    start = time.perf_counter()
-    process = subprocess.Popen(
-        _terminated_with_parent(cmd),
-        stdout=pipe,
-        stderr=subprocess.STDOUT if capture else None,
-        text=True,
-        env=env,
-        start_new_session=True,
-    )
-    try:
-        output, _ = process.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        _kill_group(process)
-        output, _ = process.communicate()
-        timed_out = True
-    except BaseException:
-        _kill_group(process)
-        process.wait()
-        raise
-    return Result(cmd, process.returncode, output or "", time.perf_counter() - start, timed_out)
+    with tempfile.TemporaryDirectory(prefix="hybridfd-last-words-") as last_words:
+        env[LAST_WORDS_ENVIRONMENT] = last_words
+        start = time.perf_counter()
+        process = subprocess.Popen(
+            _terminated_with_parent(cmd),
+            stdout=pipe,
+            stderr=subprocess.STDOUT if capture else None,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
+        try:
+            output, _ = process.communicate(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            _kill_group(process)
+            output, _ = process.communicate()
+            timed_out = True
+        except BaseException:
+            _kill_group(process)
+            process.wait()
+            raise
+        seconds = time.perf_counter() - start
+        output = _with_last_words(output or "", Path(last_words), echo=not capture)
+    return Result(cmd, process.returncode, output, seconds, timed_out)
+
+
+#: The directory in which :func:`abort` leaves a rank's last words for :func:`run`.
+LAST_WORDS_ENVIRONMENT = "HYBRIDFD_LAST_WORDS"
+
+
+def abort(comm: object, message: str, errorcode: int = 1) -> None:
+    """Print ``message`` as this rank's last words and abort every rank of ``comm``.
+
+    mpiexec forwards a rank's output through pipes it stops draining once an abort kills
+    the job, so what a rank printed just before MPI_Abort can be lost. Under :func:`run`
+    the message is also written to a file first, which outlives the abort and which
+    :func:`run` adds to the output when the forwarded copy did not arrive.
+    """
+    rank = comm.Get_rank()
+    directory = os.environ.get(LAST_WORDS_ENVIRONMENT)
+    if directory and os.path.isdir(directory):
+        with open(os.path.join(directory, f"rank-{rank}.txt"), "w") as file:
+            file.write(message)
+    sys.stderr.write(message)
+    sys.stderr.flush()
+    comm.Abort(errorcode)
+
+
+def _with_last_words(output: str, directory: Path, echo: bool) -> str:
+    """``output`` followed by every rank's last words (:func:`abort`) it does not hold; not
+    capturing (``echo``), they are written to stderr."""
+    for path in sorted(directory.glob("rank-*.txt")):
+        words = path.read_text()
+        if echo:  # the forwarded copy went to the terminal, unseen here: repeat it
+            sys.stderr.write(f"\nlaunch: last words of {path.stem}, again:\n{words}")
+        elif words and words not in output:
+            output += f"\nlaunch: last words of {path.stem}, which mpiexec did not forward:\n{words}"
+    return output
 
 
 def _kill_group(process: subprocess.Popen) -> None:

@@ -9,7 +9,6 @@ pass. As in tests/mpi, a failure on one rank prints that rank's report and abort
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -18,9 +17,11 @@ if not os.environ.get("HYBRIDFD_GPAW_SUITE"):
 else:
     from mpi4py import MPI
 
+    from hybridfd import launch
+
     def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         if report.failed:
             rank = MPI.COMM_WORLD.rank
-            sys.stderr.write(f"\n[rank {rank}] FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n")
-            sys.stderr.flush()
-            MPI.COMM_WORLD.Abort(1)
+            launch.abort(
+                MPI.COMM_WORLD, f"\n[rank {rank}] FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n"
+            )

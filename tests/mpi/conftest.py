@@ -8,7 +8,6 @@ other ranks never wait in a collective the failed rank will not reach.
 from __future__ import annotations
 
 import os
-import sys
 
 import pytest
 
@@ -17,6 +16,8 @@ if not os.environ.get("HYBRIDFD_MPI_SUITE"):
 else:
     from mpi4py import MPI
 
+    from hybridfd import launch
+
     @pytest.fixture
     def comm() -> MPI.Comm:
         return MPI.COMM_WORLD
@@ -24,6 +25,6 @@ else:
     def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         if report.failed:
             rank = MPI.COMM_WORLD.rank
-            sys.stderr.write(f"\n[rank {rank}] FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n")
-            sys.stderr.flush()
-            MPI.COMM_WORLD.Abort(1)
+            launch.abort(
+                MPI.COMM_WORLD, f"\n[rank {rank}] FAILED {report.nodeid} ({report.when})\n{report.longreprtext}\n"
+            )
