@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -29,3 +30,55 @@ def test_cpp_is_clang_formatted() -> None:
     )
     assert sources
     check([str(BIN / "clang-format"), "--dry-run", "--Werror", *sources])
+
+
+# The project speaks of itself as it is now: git history keeps who did what, when, and
+# what was tried before. Papers are cited by title and section, never by a path outside
+# the tree.
+TEXT_SUFFIXES = {".py", ".cpp", ".hpp", ".md", ".txt", ".toml", ".cmake", ".in", ".supp", ".xml", ".sh", ".cfg"}
+TEXT_NAMES = {"Makefile", "CMakeLists.txt", "run", ".gitignore", ".clang-format"}
+# "session" as a programming term: pytest's fixture scope and hooks, subprocess's option.
+SESSION_TERMS = re.compile(r"""scope=["']session["']|start_new_session|pytest_session\w*|session-scoped""")
+HISTORY = {
+    "a development session": re.compile(r"session", re.IGNORECASE),
+    "a pointer outside the tree": re.compile(r"\.\./shared|shared/(DESIGN|PEERS|TOOLCHAIN)|\bseeds/"),
+    "an issue number as history": re.compile(r"\bissues? #?\d+", re.IGNORECASE),
+    "a run's time stamp": re.compile(r"\bUTC\b"),
+    "what was not kept": re.compile(r"\bnot kept\b", re.IGNORECASE),
+}
+DATE = re.compile(r"\b20\d\d-[01]\d\b")
+# The one line per measured table or figure that says on which CPU and when it was measured.
+MEASURED_LINE = re.compile(r"^(Measured on|Simulated with) .+, 20\d\d-[01]\d: `.+`$")
+
+
+def project_text_files() -> list[Path]:
+    listed = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+    paths = [ROOT / name for name in listed.splitlines()]
+    return [path for path in paths if path.exists() and (path.suffix in TEXT_SUFFIXES or path.name in TEXT_NAMES)]
+
+
+def test_the_project_speaks_of_itself() -> None:
+    found = []
+    for path in project_text_files():
+        for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
+            where = f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}"
+            for what, pattern in HISTORY.items():
+                if pattern.search(SESSION_TERMS.sub("", line)):
+                    found.append(f"{what}: {where}")
+            if DATE.search(line) and not MEASURED_LINE.match(line.strip()):
+                found.append(f"a date outside a 'Measured on' line: {where}")
+    assert not found, "\n".join(found)
+
+
+DOC_LINE_LIMITS = {"performance.md": 400, "simulation.md": 400, "design.md": 600}
+
+
+def test_docs_are_bounded_and_linked_from_the_readme() -> None:
+    docs = sorted((ROOT / "docs").glob("*.md"))
+    lines = {path.name: len(path.read_text().splitlines()) for path in docs}
+    for name, limit in DOC_LINE_LIMITS.items():
+        assert lines.get(name, 0) <= limit, f"docs/{name}: {lines.get(name)} lines, at most {limit}"
+    assert sum(lines.values()) <= 2400, f"docs/*.md: {sum(lines.values())} lines together, at most 2,400"
+    readme = (ROOT / "README.md").read_text()
+    unlinked = [path.name for path in docs if f"(docs/{path.name}" not in readme]
+    assert not unlinked, f"docs not linked from README.md: {unlinked}"
