@@ -12,7 +12,7 @@ settings.load_profile("hybridfd")
 
 @pytest.fixture(scope="session")
 def installed_core() -> tuple:
-    """The C++ core built and installed on its own, once per session (_cpp_build.py), from
+    """The C++ core built and installed on its own, once per test run (_cpp_build.py), from
     an empty directory inside the tree: there the compiler cache (Makefile) sees paths
     relative to the tree, so a later run or clone reuses this one's objects."""
     from _cpp_build import ROOT, install_core
