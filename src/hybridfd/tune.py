@@ -51,11 +51,11 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd._argtypes import positive_float, positive_int
 from hybridfd._collective import Problem as InputProblem
 from hybridfd._collective import agree
 from hybridfd._core import transport_support
 from hybridfd.arrays import empty_aligned
-from hybridfd.cli._common import positive_float, positive_int
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import Costs, Problem, Settings, predict, predict_all, slowest_problem
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries

@@ -18,7 +18,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from hybridfd.cli._common import UsageError, positive_int
+from hybridfd._argtypes import positive_int
+from hybridfd.cli._common import UsageError
 
 #: Subcommand -> module (imported when the parser is built: they are small).
 COMMANDS = {

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridfd.cli._common import positive_int
+from hybridfd._argtypes import positive_int
 from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks
 from hybridfd.experiments._stencil import (
     BASELINE,

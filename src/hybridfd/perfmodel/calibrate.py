@@ -48,8 +48,8 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd._argtypes import positive_int
 from hybridfd.arrays import aligned_copy, empty_aligned
-from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 

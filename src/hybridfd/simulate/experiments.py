@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -197,11 +198,11 @@ def checked_grid(run: SimulatedRun, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def run_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+def run_all(cores: int, job: dict[str, Any], timeout: float, model_of: Callable[[str], str]) -> list[dict[str, Any]]:
     """Every variant of ``job`` simulated on ``cores`` cores: dicts as
-    hybridfd.experiments._stencil.run_all returns (times simulated, results not checked)."""
-    from hybridfd.experiments._stencil import model_of
-
+    hybridfd.experiments._stencil.run_all returns (times simulated, results not checked).
+    ``model_of`` names the threading model of an approach's preset (the stencil
+    experiments' own, which call this)."""
     settings = job["simulate"]
     measured = []
     for variant in job["variants"]:
