@@ -37,7 +37,10 @@ EXTERNAL_COMMANDS = {
         "hybridfd.perfmodel.calibrate",
         "measure latency, bandwidth, compute and pack costs for the performance model (run under mpiexec)",
     ),
-    "tune": ("hybridfd.tune", "pick approach, batch, slope, threads for a problem and cache it (run under mpiexec)"),
+    "tune": (
+        "hybridfd.tune.command",
+        "pick approach, batch, slope, threads for a problem and cache it (run under mpiexec)",
+    ),
 }
 
 
