@@ -181,7 +181,7 @@ def main(args: argparse.Namespace) -> int:
         "max_ms": 1e3 * max(samples),
         "ms_per_grid": 1e3 * seconds / args.grids,
         "mpoints_per_s": points / seconds / 1e6,
-        # One read of the input and one write of the output per point, as in docs/benchmarks.md.
+        # One read of the input and one write of the output per point.
         "gb_per_s": 2 * points * itemsize / seconds / 1e9,
         "max_relative_error": error,
         "bit_identical_to_reference": bool(np.array_equal(gathered, expected)),

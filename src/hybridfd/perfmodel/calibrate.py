@@ -54,9 +54,9 @@ from hybridfd.arrays import aligned_copy, empty_aligned
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: packing, apply compute
-# (tuner_round and tuner_operator were added as optional fields: a /4 file without them
-# stays valid, and the tuner then counts only what it measures itself.)
+# The file's format: a file of another is refused, never read. tuner_round and
+# tuner_operator are optional: without them the tuner counts only what it measures itself.
+FORMAT = "hybridfd-calibration/4"
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -493,9 +493,10 @@ def calibrate(
             if busy:
                 mine[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
     # C is the slowest rank's: a collective apply goes at the pace of its slowest rank,
-    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone was the
-    # faster of two on this machine in 4 of 4 pairs traced (by 9-27 %), which left every
-    # prediction low by as much.
+    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone would
+    # leave every prediction low wherever rank 0 computes faster than another: by 9-27 %
+    # in each pair of ranks traced on this machine (``hybridfd trace -n 2`` shows each
+    # rank's compute).
     everyone = comm.gather(mine if busy else None, root=0)
     entry = None
     if comm.Get_rank() == 0:
@@ -581,7 +582,7 @@ def costs(entry: dict, dtype: str, points: int) -> Costs:
         cores=entry["cores"],
         ranks_per_host=entry["ranks_per_host"],
         per_message=entry["per_message"],
-        # Files from before it was measured: Fig. 5.2's assumption, every transfer hideable.
+        # A file without it: Fig. 5.2's assumption, every transfer hideable.
         hidden_share=entry.get("hidden_share", 1.0),
         tuner_round=entry.get("tuner_round", 0.0),
         tuner_operator=entry.get("tuner_operator", 0.0),

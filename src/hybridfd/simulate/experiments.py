@@ -43,8 +43,9 @@ MACHINES = {"bluegene-p": platforms.BLUEGENE_P}
 #: Seconds one thread-team synchronisation (fork and join of hybridfd's ThreadTeam) costs,
 #: measured on this machine by hybridfd.perfmodel.calibrate.sync_seconds (2 threads, 64
 #: batches of one 4^3 grid; median of 15 runs 3.4 us, range 2.6-5.1 us and one 60 us outlier,
-#: 2026-11-23 at load 7.8). Charged per batch step to hybrid-master-only and once per apply
-#: to hybrid-multiple.
+#: at a load of 7.8; ``python -m hybridfd.perfmodel.calibrate`` prints it as "team
+#: synchronisation"). Charged per batch step to hybrid-master-only and once per apply to
+#: hybrid-multiple.
 TEAM_SYNC_SECONDS = 3.4e-6
 
 #: Above this many simulated ranks a point needs ``--large`` (SMPI wall time and memory
