@@ -76,7 +76,7 @@ def test_flat_run_and_cache_key(tmp_path: Path) -> None:
 
 def test_the_cache_key_changes_with_the_routes_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A mesh's routes are part of its platform file, so results simulated on other routes
-    (before the mesh was routed X-Y-Z) are not read back."""
+    (any but X-Y-Z) are not read back."""
     run = experiments.plan(variant("flat-optimized"), "flat", 1024, job(tmp_path), 5e-6)
     key = experiments.cache_key(run, platform.BLUEGENE_P)
     generated = platform.platform_xml(run.topology, platform.BLUEGENE_P)
@@ -446,7 +446,7 @@ def test_placement_without_simulate_is_refused() -> None:
 
 
 def test_gustafson_merge_refuses_another_placement(tmp_path: Path, capsys) -> None:
-    """A saved result is of one placement (one saved before the option existed: packed)."""
+    """A saved result is of one placement (one without the field: packed)."""
     from hybridfd.cli import main
 
     assert main([*gustafson_in_cache(tmp_path, 4, 10.0), "-o", str(tmp_path / "four")]) == 0

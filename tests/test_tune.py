@@ -559,10 +559,10 @@ def test_calibration_file_round_trip_and_checks(tmp_path) -> None:
     costs = calibrate.costs(entry, "float64", 80**3)
     assert costs.compute_per_point == 2e-9  # 80 is nearer 96 than 24 on a log scale
     assert costs.per_message == 3e-7
-    # A file from before the hidden share was measured keeps Fig. 5.2's assumption.
+    # A file without the hidden share keeps Fig. 5.2's assumption.
     assert costs.hidden_share == 1.0
     assert calibrate.costs({**entry, "hidden_share": 0.25}, "float64", 80**3).hidden_share == 0.25
-    # Nor had it the tuner's costs: the tuner then counts only what it measures.
+    # Nor has it the tuner's costs: the tuner then counts only what it measures.
     assert (costs.tuner_round, costs.tuner_operator) == (0.0, 0.0)
     tuner = calibrate.costs({**entry, "tuner_round": 4e-5, "tuner_operator": 2e-4}, "float64", 80**3)
     assert (tuner.tuner_round, tuner.tuner_operator) == (4e-5, 2e-4)
@@ -717,8 +717,8 @@ def test_an_operator_holds_message_buffers_only_for_faces_that_carry_messages() 
     # The race builds an Operator per entrant, so its construction is tuning overhead.
     # Its message buffers (touched at construction, so the first timed chunk meets no
     # new page) are sized for the faces that carry messages: here none, one periodic box
-    # on one rank. Six slots of the largest face at batch 64, two sets, as before, were
-    # 2 x 2 x 6 x 64 x 64 x 2 x 64 x 8 B = 101 MB.
+    # on one rank. Buffers for every face, six slots of the largest at batch 64 in two
+    # sets, would be 2 x 2 x 6 x 64 x 64 x 2 x 64 x 8 B = 101 MB.
     dec = hf.Decomposition(hf.Domain(shape=(64, 64, 64), periodic=(True, True, True)), MPI.COMM_SELF)
     stencil = hf.Stencil.laplace(2, 0.3)
     before = resident_bytes()

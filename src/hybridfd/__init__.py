@@ -15,6 +15,7 @@ from hybridfd._core import (
     transport_names,
     transport_support,
 )
+from hybridfd._version import __version__ as __version__
 from hybridfd.arrays import aligned_copy, empty_aligned, empty_padded
 from hybridfd.decomposition import Box, Decomposition, Layout
 from hybridfd.domain import Domain
@@ -43,4 +44,3 @@ __all__ = [
     "transport_names",
     "transport_support",
 ]
-__version__ = "0.1.0"

@@ -191,13 +191,13 @@ class Operator:
         self._adopt(self._tuning_run.decision, self._tuning_run.winner_operator)
         return done
 
-    def _adopt(self, decision: object, operator: Operator | None = None) -> None:
-        """Take the tuner's decision once made: the winner's Operator of the trials if
+    def _adopt(self, decision: object, operator: _core.Operator | None = None) -> None:
+        """Take the tuner's decision once made: the winner's core Operator of the trials if
         there is one, else a new core for its setting."""
         if decision is None:
             return
         if operator is not None:
-            self._core = operator._core
+            self._core = operator
         else:
             c = decision.candidate
             self._core = _core.Operator(

@@ -81,8 +81,8 @@ def environment() -> dict[str, Any]:
     """Where and with what this process runs (collective-free; any rank may call it)."""
     from mpi4py import MPI
 
-    import hybridfd
     from hybridfd import _core
+    from hybridfd._version import __version__
 
     major, minor = MPI.Get_version()
     return {
@@ -95,7 +95,7 @@ def environment() -> dict[str, Any]:
         "thread_level": _THREAD_LEVELS[MPI.Query_thread()],
         "build_flags": _core.build_flags(),
         "versions": {
-            "hybridfd": hybridfd.__version__,
+            "hybridfd": __version__,
             "python": platform.python_version(),
             "numpy": np.__version__,
             "mpi4py": _version("mpi4py"),

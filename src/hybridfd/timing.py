@@ -1,8 +1,8 @@
 """Timing shared by the demo, the CLI's ``run`` and the experiments.
 
 One rule everywhere: a sample is the slowest rank's time for one apply, started after a
-barrier, and a reported time is the median of several samples (this machine is noisy;
-docs/benchmarks.md).
+barrier, and a reported time is the median of several samples (a shared machine is
+noisy, and the median is robust to its outliers).
 """
 
 from __future__ import annotations

@@ -18,7 +18,8 @@ import importlib.util
 import sys
 from collections.abc import Sequence
 
-from hybridfd.cli._common import UsageError, positive_int
+from hybridfd._argtypes import positive_int
+from hybridfd.cli._common import UsageError
 
 #: Subcommand -> module (imported when the parser is built: they are small).
 COMMANDS = {
@@ -36,7 +37,10 @@ EXTERNAL_COMMANDS = {
         "hybridfd.perfmodel.calibrate",
         "measure latency, bandwidth, compute and pack costs for the performance model (run under mpiexec)",
     ),
-    "tune": ("hybridfd.tune", "pick approach, batch, slope, threads for a problem and cache it (run under mpiexec)"),
+    "tune": (
+        "hybridfd.tune.command",
+        "pick approach, batch, slope, threads for a problem and cache it (run under mpiexec)",
+    ),
 }
 
 

@@ -1,5 +1,6 @@
-"""What the subcommands share: option types that name the bad value, ``-n N``
-(relaunch under mpiexec through :mod:`hybridfd.launch`), and writing a result."""
+"""What the subcommands share: ``-n N`` (relaunch under mpiexec through
+:mod:`hybridfd.launch`) and writing a result. The option types that name the bad value
+are the library's (:mod:`hybridfd._argtypes`), as its own commands use them too."""
 
 from __future__ import annotations
 
@@ -10,77 +11,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from hybridfd._argtypes import positive_int
+
 #: Set for the ranks a ``-n N`` relaunch starts, so they run the command instead of relaunching.
 LAUNCHED_ENV = "HYBRIDFD_CLI_RANKS"
 
 
 class UsageError(ValueError):
     """Bad input found after parsing (e.g. a process grid that does not fit the ranks): exit 2."""
-
-
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
-    return value
-
-
-def nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 0")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"{text} must be greater than 0")
-    return value
-
-
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
-    return value
-
-
-def byte_size(text: str) -> int:
-    """``4096``, ``4k``/``4KiB``, ``4M``/``4MiB``, ``1G`` (powers of 1024) -> bytes."""
-    units = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024**2, "mib": 1024**2, "g": 1024**3, "gib": 1024**3}
-    stripped = text.strip().lower()
-    number = stripped.rstrip("kmgib")
-    unit = stripped[len(number) :]
-    try:
-        value = int(number) * units[unit]
-    except (ValueError, KeyError):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size in bytes (e.g. 4096, 64k, 4M)") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1 byte")
-    return value
-
-
-def periodic_axes(text: str) -> tuple[bool, bool, bool]:
-    """``xyz`` (all periodic, the default), any subset like ``xy``, or ``none``."""
-    lowered = text.strip().lower()
-    if lowered == "none":
-        return (False, False, False)
-    if not lowered or set(lowered) - set("xyz") or len(set(lowered)) != len(lowered):
-        raise argparse.ArgumentTypeError(f"{text!r}: give the periodic axes as a subset of 'xyz' (e.g. xy) or 'none'")
-    return tuple(axis in lowered for axis in "xyz")
 
 
 def add_ranks_option(parser: argparse.ArgumentParser) -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from hybridfd.cli._common import UsageError, positive_float, save_and_show
+from hybridfd._argtypes import positive_float
+from hybridfd.cli._common import UsageError, save_and_show
 
 HELP = "run an experiment from the papers (speedup, message-size, ring, cannon, ...)"
 

@@ -16,19 +16,9 @@ import os
 
 import numpy as np
 
+from hybridfd._argtypes import fraction, nonnegative_int, periodic_axes, positive_float, positive_int
 from hybridfd.arrays import empty_aligned
-from hybridfd.cli._common import (
-    UsageError,
-    add_output_option,
-    add_ranks_option,
-    fraction,
-    nonnegative_int,
-    periodic_axes,
-    positive_float,
-    positive_int,
-    relaunch,
-    save_and_show,
-)
+from hybridfd.cli._common import UsageError, add_output_option, add_ranks_option, relaunch, save_and_show
 
 HELP = "time one apply configuration and check it against the numpy reference"
 
@@ -110,29 +100,12 @@ def _shape(values: list[int]) -> tuple[int, int, int]:
 def build(args: argparse.Namespace, shape: tuple[int, int, int], comm: object) -> tuple:
     """(domain, decomposition, stencil, operator) from the problem and operator options;
     bad values raise UsageError, alike on every rank, before any message."""
-    import hybridfd as hf
+    from hybridfd.build import build as from_options
 
     try:
-        domain = hf.Domain(shape, periodic=args.periodic, dtype=args.dtype)
-        decomposition = hf.Decomposition(domain, comm, grid=args.grid)
-        stencil = hf.Stencil.laplace(args.radius, args.spacing)
-        op = hf.Operator(
-            decomposition,
-            stencil,
-            approach=args.approach,
-            model=args.model,
-            threads=args.threads,
-            master_share=args.master_share,
-            schedule=args.schedule,
-            transport=args.transport,
-            batch=args.batch,
-            slope=args.slope,
-            slope_kind=args.slope_kind,
-            progress=args.progress,
-        )
+        return from_options(args, shape, comm)
     except (ValueError, TypeError) as error:  # raised alike on every rank, before any message
         raise UsageError(str(error)) from None
-    return domain, decomposition, stencil, op
 
 
 def random_input(args: argparse.Namespace, shape: tuple[int, int, int], decomposition: object) -> tuple:
@@ -208,7 +181,7 @@ def main(args: argparse.Namespace) -> int:
         "max_ms": 1e3 * max(samples),
         "ms_per_grid": 1e3 * seconds / args.grids,
         "mpoints_per_s": points / seconds / 1e6,
-        # One read of the input and one write of the output per point, as in docs/benchmarks.md.
+        # One read of the input and one write of the output per point.
         "gb_per_s": 2 * points * itemsize / seconds / 1e9,
         "max_relative_error": error,
         "bit_identical_to_reference": bool(np.array_equal(gathered, expected)),

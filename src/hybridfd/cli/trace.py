@@ -18,8 +18,9 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd._argtypes import nonnegative_int, positive_int
 from hybridfd.arrays import empty_aligned
-from hybridfd.cli._common import UsageError, add_ranks_option, nonnegative_int, positive_int, relaunch, save_and_show
+from hybridfd.cli._common import UsageError, add_ranks_option, relaunch, save_and_show
 from hybridfd.cli.run import _shape, add_operator_arguments, add_problem_arguments, build, random_input
 
 HELP = "trace one apply configuration: Chrome trace JSON and a timeline PNG per rank and thread"

@@ -57,7 +57,7 @@ def placements(variants: list[dict[str, Any]], cores: int, threads: int) -> list
 
 
 def add_threads_argument(parser: Any) -> None:  # noqa: ANN401 - argparse
-    from hybridfd.cli._common import positive_int
+    from hybridfd._argtypes import positive_int
     from hybridfd.results import cores
 
     parser.add_argument(
@@ -79,7 +79,7 @@ def run_all(name: str, cores: int, threads: int, job: dict[str, Any], timeout: f
     if job.get("simulate"):
         from hybridfd.simulate.experiments import run_all as simulated
 
-        return simulated(cores, job, timeout)
+        return simulated(cores, job, timeout, model_of)
 
     measured = []
     for ranks, variants in placements(job["variants"], cores, threads):
@@ -91,7 +91,7 @@ def run_all(name: str, cores: int, threads: int, job: dict[str, Any], timeout: f
 
 
 def add_problem_arguments(parser: Any, shape: int, dtype: str = "float64") -> None:  # noqa: ANN401 - argparse
-    from hybridfd.cli._common import positive_int
+    from hybridfd._argtypes import positive_int
     from hybridfd.simulate.experiments import add_arguments as add_simulate_arguments
 
     parser.add_argument(

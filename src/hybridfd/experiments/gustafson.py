@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridfd.cli._common import positive_int
+from hybridfd._argtypes import positive_int
 from hybridfd.experiments import ExperimentInputError, Outcome, check_ranks
 from hybridfd.experiments._stencil import (
     BASELINE,
@@ -152,7 +152,7 @@ def flat_slots(args: argparse.Namespace, shape: tuple[int, int, int], cores: int
 
 #: Parameters a merged result must share with this run: they decide what a timed row means.
 SAME_PROBLEM = ("shape", "dtype", "radius", "batches", "simulate")
-#: Parameters added since results were first saved, with the value those results ran with.
+#: Parameters a saved result may lack, with the value such a result ran with.
 ADDED_PARAMETERS = {"placement": "packed"}
 
 

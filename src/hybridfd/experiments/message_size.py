@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridfd.cli._common import byte_size, positive_int
+from hybridfd._argtypes import byte_size, positive_int
 from hybridfd.experiments import ExperimentInputError, Outcome, sub_run
 
 NAME = "message-size"

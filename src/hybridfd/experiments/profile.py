@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from hybridfd.cli._common import positive_int
+from hybridfd._argtypes import positive_int
 from hybridfd.experiments import ExperimentInputError, Outcome
 from hybridfd.experiments._stencil import BASELINE, add_threads_argument, run_all, variant
 

@@ -19,7 +19,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from hybridfd.cli._common import positive_int
+from hybridfd._argtypes import positive_int
 from hybridfd.experiments import Outcome
 from hybridfd.experiments._stencil import (
     BASELINE,

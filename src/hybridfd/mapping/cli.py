@@ -17,7 +17,7 @@ from mpi4py import MPI
 from rich.console import Console
 from rich.table import Table
 
-from hybridfd.cli._common import positive_int
+from hybridfd._argtypes import positive_int
 from hybridfd.mapping.patterns import CommPattern, cannon_pattern, stencil_pattern
 from hybridfd.mapping.strategies import Mapping, compute_mapping, strategy_names
 from hybridfd.mapping.topology import AXES, PRESETS, Topology, resolve

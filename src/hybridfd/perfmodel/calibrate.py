@@ -48,14 +48,15 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd import _core
+from hybridfd._argtypes import positive_int
 from hybridfd.arrays import aligned_copy, empty_aligned
-from hybridfd.cli._common import positive_int
 from hybridfd.perfmodel.predict import Costs
 from hybridfd.perfmodel.store import StoreProblem, cache_dir, check_entry, host_name, read_entries, write_entries
 
-FORMAT = "hybridfd-calibration/4"  # /2: per_message; /3: pack_per_byte is one copy; /4: packing, apply compute
-# (tuner_round and tuner_operator were added as optional fields: a /4 file without them
-# stays valid, and the tuner then counts only what it measures itself.)
+# The file's format: a file of another is refused, never read. tuner_round and
+# tuner_operator are optional: without them the tuner counts only what it measures itself.
+FORMAT = "hybridfd-calibration/4"
 DTYPES = ("float64", "complex128")
 SUBGRIDS = (24, 48, 96)
 # 8 B .. 4 MiB in powers of two, the range of Fig. 3.1.
@@ -252,8 +253,8 @@ def compute_per_point(dtype: str, n: int, radius: int = 2, repeats: int = 5) -> 
         a = a + 1j * rng.standard_normal(a.shape)
     a = aligned_copy(a.astype(dtype, copy=False))
     out = empty_aligned(a.shape, a.dtype)
-    op.apply(a, out)  # first touch of every page
-    return _median_time(lambda: op.apply(a, out), repeats) / (grids * n**3)
+    op.apply(a, out, True)  # first touch of every page
+    return _median_time(lambda: op.apply(a, out, True), repeats) / (grids * n**3)
 
 
 def _self_operator(n: int, dtype: str, radius: int, periodic: bool = True, **options: object) -> object:
@@ -261,11 +262,19 @@ def _self_operator(n: int, dtype: str, radius: int, periodic: bool = True, **opt
 
     from hybridfd.decomposition import Decomposition
     from hybridfd.domain import Domain
-    from hybridfd.operator import Operator
     from hybridfd.stencil import Stencil
 
     domain = Domain(shape=(n, n, n), periodic=(periodic,) * 3, dtype=dtype)
-    return Operator(Decomposition(domain, MPI.COMM_SELF), Stencil.laplace(radius, 0.2), **options)
+    return core_operator(Decomposition(domain, MPI.COMM_SELF), Stencil.laplace(radius, 0.2), **options)
+
+
+def core_operator(decomposition: object, stencil: object, **options: object) -> object:
+    """The core's Operator of one setting (``options``: approach and its overrides, as
+    :class:`hybridfd.Operator` takes them), whose ``apply(input, output, True)`` is the
+    apply every Operator runs: the measurements time it without the Python checks around
+    it, and the calibration, which the tuner behind ``Operator(approach="auto")`` runs,
+    needs nothing above :mod:`hybridfd._core`."""
+    return _core.Operator(decomposition._core, stencil._core, **options)
 
 
 def pack_per_byte(dtype: str, n: int = 24, radius: int = 2, grids: int = 16, repeats: int = 5) -> float:
@@ -292,8 +301,8 @@ def sync_seconds(grids: int = 64, repeats: int = 5) -> float:
     a.fill(1.0)
     times = []
     for op in (flat, master):
-        op.apply(a, out)
-        times.append(_median_time(lambda op=op: op.apply(a, out), repeats))
+        op.apply(a, out, True)
+        times.append(_median_time(lambda op=op: op.apply(a, out, True), repeats))
     return max(times[1] - times[0], 0.0) / grids
 
 
@@ -312,7 +321,6 @@ def message_seconds(comm: object, latency: float, grids: int = 64, repeats: int 
 
     from hybridfd.decomposition import Decomposition
     from hybridfd.domain import Domain
-    from hybridfd.operator import Operator
     from hybridfd.stencil import Stencil
 
     seconds = 0.0
@@ -327,12 +335,12 @@ def message_seconds(comm: object, latency: float, grids: int = 64, repeats: int 
                 a.fill(1.0)
                 times = []
                 for batch in (1, grids):
-                    op = Operator(
+                    op = core_operator(
                         decomposition, stencil, approach="flat-optimized", schedule="all-dims", batch=batch, slope=0
                     )
-                    op.apply(a, out)
+                    op.apply(a, out, True)
                     pair.Barrier()
-                    times.append(_median_time(lambda op=op: op.apply(a, out), repeats))
+                    times.append(_median_time(lambda op=op: op.apply(a, out, True), repeats))
                 extra_per_batch = (times[0] - times[1]) / (grids - 1) - latency
                 seconds = max(extra_per_batch, 0.0) / 4
             finally:
@@ -414,7 +422,6 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
 
     from hybridfd.decomposition import Decomposition
     from hybridfd.domain import Domain
-    from hybridfd.operator import Operator
     from hybridfd.stencil import Stencil
 
     size, n = comm.Get_size(), TUNER_SUBGRID
@@ -422,17 +429,17 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     decomposition = Decomposition(domain, comm, grid=(size, 1, 1))
     stencil = Stencil.laplace(2, 0.2)
     options = {"approach": "flat-optimized", "schedule": "double-buffered", "batch": 64, "slope": 0}
-    op = Operator(decomposition, stencil, **options)
+    op = core_operator(decomposition, stencil, **options)
     shape = decomposition.local_shape(64)
     a, out = empty_aligned(shape), empty_aligned(shape)
     a.fill(1.0)
-    op.apply(a, out)
+    op.apply(a, out, True)
     spent = []
     for _ in range(rounds * repeats):
         start = time.perf_counter()
         comm.Barrier()
         applied = time.perf_counter()
-        op.apply(a, out)
+        op.apply(a, out, True)
         chunk = time.perf_counter() - applied
         worst = np.empty(1) if comm.Get_rank() == 0 else None
         comm.Reduce(np.array([chunk]), worst, op=MPI.MAX, root=0)
@@ -443,7 +450,7 @@ def tuner_costs(comm: object, repeats: int = 5, rounds: int = 20) -> tuple[float
     for _ in range(repeats):
         comm.Barrier()
         start = time.perf_counter()
-        Operator(decomposition, stencil, **options)  # built and freed at once
+        core_operator(decomposition, stencil, **options)  # built and freed at once
         builds.append(time.perf_counter() - start)
     return comm.bcast((statistics.median(spent), statistics.median(builds)), root=0)
 
@@ -486,9 +493,10 @@ def calibrate(
             if busy:
                 mine[dtype][str(n)] = compute_per_point(dtype, n, repeats=repeats)
     # C is the slowest rank's: a collective apply goes at the pace of its slowest rank,
-    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone was the
-    # faster of two on this machine in 4 of 4 pairs traced (by 9-27 %), which left every
-    # prediction low by as much.
+    # whose time the model predicts (perfmodel.slowest_problem). Rank 0's alone would
+    # leave every prediction low wherever rank 0 computes faster than another: by 9-27 %
+    # in each pair of ranks traced on this machine (``hybridfd trace -n 2`` shows each
+    # rank's compute).
     everyone = comm.gather(mine if busy else None, root=0)
     entry = None
     if comm.Get_rank() == 0:
@@ -574,7 +582,7 @@ def costs(entry: dict, dtype: str, points: int) -> Costs:
         cores=entry["cores"],
         ranks_per_host=entry["ranks_per_host"],
         per_message=entry["per_message"],
-        # Files from before it was measured: Fig. 5.2's assumption, every transfer hideable.
+        # A file without it: Fig. 5.2's assumption, every transfer hideable.
         hidden_share=entry.get("hidden_share", 1.0),
         tuner_round=entry.get("tuner_round", 0.0),
         tuner_operator=entry.get("tuner_operator", 0.0),

@@ -1,6 +1,6 @@
 """The WaitTime formula of the Blue Gene/P paper (Fig. 5.2) and the batch sequence it models.
 
-GPAW journal (shared/seeds/hybrid-bluegene-p-gpaw-journal.txt), Sect. 5.1.2: with double
+The GPAW journal paper, Sect. 5.1.2: with double
 buffering, the exchange of batch k+1 is in flight while batch k is computed; the time a
 rank spends waiting for halos that computation did not hide is WaitTime. hybridfd's
 ``double-buffered`` schedule is exactly that loop (post k+1, wait k, compute k).

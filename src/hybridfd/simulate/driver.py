@@ -100,7 +100,7 @@ def reference_checksum(
 
 
 def _arguments(argv: Sequence[str]) -> argparse.Namespace:
-    from hybridfd.cli._common import periodic_axes
+    from hybridfd._argtypes import periodic_axes
 
     parser = argparse.ArgumentParser(prog="python -m hybridfd.simulate.driver", description=__doc__)
     parser.add_argument("--grids", type=int, default=8)
@@ -125,7 +125,7 @@ def operator_checksum(argv: Sequence[str]) -> float:
     options (``hybridfd-bench``'s problem and operator options)."""
     from mpi4py import MPI
 
-    from hybridfd.cli.run import build
+    from hybridfd.build import build
 
     args = _arguments(argv)
     args.approach = args.approach or "flat-original"  # the driver's default

@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import json
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,8 +43,9 @@ MACHINES = {"bluegene-p": platforms.BLUEGENE_P}
 #: Seconds one thread-team synchronisation (fork and join of hybridfd's ThreadTeam) costs,
 #: measured on this machine by hybridfd.perfmodel.calibrate.sync_seconds (2 threads, 64
 #: batches of one 4^3 grid; median of 15 runs 3.4 us, range 2.6-5.1 us and one 60 us outlier,
-#: 2026-11-23 at load 7.8). Charged per batch step to hybrid-master-only and once per apply
-#: to hybrid-multiple.
+#: at a load of 7.8; ``python -m hybridfd.perfmodel.calibrate`` prints it as "team
+#: synchronisation"). Charged per batch step to hybrid-master-only and once per apply to
+#: hybrid-multiple.
 TEAM_SYNC_SECONDS = 3.4e-6
 
 #: Above this many simulated ranks a point needs ``--large`` (SMPI wall time and memory
@@ -197,11 +199,11 @@ def checked_grid(run: SimulatedRun, row: dict[str, Any]) -> dict[str, Any]:
     return row
 
 
-def run_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, Any]]:
+def run_all(cores: int, job: dict[str, Any], timeout: float, model_of: Callable[[str], str]) -> list[dict[str, Any]]:
     """Every variant of ``job`` simulated on ``cores`` cores: dicts as
-    hybridfd.experiments._stencil.run_all returns (times simulated, results not checked)."""
-    from hybridfd.experiments._stencil import model_of
-
+    hybridfd.experiments._stencil.run_all returns (times simulated, results not checked).
+    ``model_of`` names the threading model of an approach's preset (the stencil
+    experiments' own, which call this)."""
     settings = job["simulate"]
     measured = []
     for variant in job["variants"]:

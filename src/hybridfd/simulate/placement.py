@@ -25,7 +25,7 @@ for :class:`hybridfd.mapping.Topology`'s ``rank_slots``:
   :func:`bluegene_cart_map`, its "nofold" match, where that finds one, else XYZT.
 
 What BG/P's code does, read in IBM's MPICH2 for BG/P (src/comm/topo/, IBM 2007-2008, in
-a public copy of the sources; not in the seeds): ``MPID_Cart_map`` (mpid_cart_map.c)
+a public copy of the sources): ``MPID_Cart_map`` (mpid_cart_map.c)
 takes the communicator's physical box from the nodes' coordinates
 (mpidi_physical_cart.c: T, Z, Y, X extents, T the node's cores) and tries
 ``MPIDI_Cart_map_nofold``, then ``MPIDI_Cart_map_fold``; if both fail it calls MPICH's

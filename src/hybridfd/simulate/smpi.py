@@ -1,6 +1,6 @@
 """Running hybridfd-bench under SimGrid's ``smpirun`` on a generated platform.
 
-The settings are those measured to be needed with SimGrid 3.32 (shared/TOOLCHAIN.md):
+The settings are those measured to be needed with SimGrid 3.32 (docs/simulation.md installs it):
 one shared allocation per rank with large blocks, log-P collectives (the default
 selectors make start-up O(P^2)), no detached sends (a 3.32 search that dominates at 16k
 ranks), no privatisation of globals (the core has none that differ between ranks), and,
