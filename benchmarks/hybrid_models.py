@@ -1,7 +1,10 @@
-"""Hybrid programming models (GPAW journal Sect. 6-7, Fig. 7.2; Rabenseifner and Wellein
-2003, Sect. 2 and 5) on this machine's cores: every approach as a ratio to flat-original
+"""What the hybrid programming models buy on this machine's cores (GPAW journal Sect. 6-7;
+Rabenseifner and Wellein 2003, Sect. 2 and 5): every approach as a ratio to flat-original
 on 2 ranks x 1 thread, the same cores used as 2 ranks x 1 thread and as 1 rank x 2
-threads, batch 1 and 8; then 4 and 8 ranks (x 1 or 2 threads) oversubscribed, marked so.
+threads, batch 1 and 8, flat-optimized also on two rank groups (the partitioning of
+hybrid-multiple) and the funneled model with the master's share of the compute at 1;
+then 4 and 8 ranks (x 1 or 2 threads) oversubscribed, marked so. The papers' speedup
+curve itself (Fig. 7.2, every approach against cores) is `hybridfd bench speedup`.
 
     .venv/bin/python benchmarks/hybrid_models.py [--repeats 5] [--applies 5] [--grids 32] [--size 96] [--quick]
 

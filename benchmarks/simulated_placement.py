@@ -7,7 +7,7 @@ the simulated time beside the mapping's metrics (off-node bytes, hop-bytes, the 
 link's bytes). ``bluegene-p`` among the strategies is not a mapping strategy but Blue
 Gene/P's own MPI_Cart_create placement (hybridfd.simulate.placement), set beside them.
 Each row records the per-message CPU cost it was simulated with (``message_overhead_s``;
-rows without it are from before that cost was charged: docs/simulation.md, section 3).
+a row without it was simulated with no such cost).
 
     nice -n 10 .venv/bin/python benchmarks/simulated_placement.py --cores 1024 \
         --strategies packed hilbert recursive-bisection bluegene-p

@@ -197,9 +197,9 @@ PAPER_UTILISATION = {"flat-original": 0.36, "hybrid-multiple": 0.70}
 
 def plot(rows: list[dict[str, Any]], path: Path, placement: str = "bluegene-p") -> None:
     """Fig. 7.4 as simulated: ms per apply and CPU utilisation against cores, the papers'
-    16,384-core utilisations beside them (the seeds give no other values of the figure).
+    16,384-core utilisations beside them (the journal gives no other values of the figure).
     The flat approaches' ranks sit where ``placement`` puts them (by default Blue Gene/P's
-    MPI_Cart_create, which the seeds say every run used: GPAW journal Sect. 3.1), their
+    MPI_Cart_create, which every run of the journal used: GPAW journal Sect. 3.1), their
     packed rows dashed beside them; the hybrid approaches' ranks have one placement."""
     from hybridfd.experiments._plot import figure, save
 
