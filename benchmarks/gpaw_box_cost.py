@@ -1,5 +1,5 @@
-"""GPAW's own stencil cost per point against the box a core holds (docs/simulation.md, "Is the
-compute rate the same on every box?").
+"""GPAW's own stencil cost per point against the box a core holds (docs/simulation.md,
+"GPAW's cost per point on each box").
 
     flock /tmp/hybridfd-measure.lock chrt -f 40 make bench-gpaw-boxes   # GPAW's environment, hybridfd in it
 

@@ -1,6 +1,6 @@
-"""Fig. 7.2's disagreement (flat-optimized 1.58x slower than hybrid-multiple at 1,024
-cores, where the paper saw none) under other rank placements than packed Cartesian order
-(docs/simulation.md, section 6): one approach of the Fig. 7.2 job (32 grids of 144^3) on
+"""Fig. 7.2's flat-optimized against hybrid-multiple (the paper saw no difference) under
+other rank placements than packed Cartesian order (docs/simulation.md, "Fig. 7.2
+simulated"): one approach of the Fig. 7.2 job (32 grids of 144^3) on
 Blue Gene/P, its ranks placed by each named strategy of hybridfd.mapping (the mapping
 module's own strategies, evaluated on the job's halo pattern), simulated by SMPI; prints
 the simulated time beside the mapping's metrics (off-node bytes, hop-bytes, the busiest

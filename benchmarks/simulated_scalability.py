@@ -1,6 +1,6 @@
 """Fig. 7.4 (2,816 grids of 192^3 on 1,024-16,384 Blue Gene/P cores) simulated with fewer
 grids per apply, the time per apply of 2,816 grids extrapolated (docs/simulation.md,
-section 6).
+"Fig. 7.4 simulated").
 
 Why this is possible: SMPI's wall time grows with the messages per apply (ranks x batch
 steps x 6), and 2,816 grids are 17 million messages for flat-original at 1,024 cores,

@@ -1,6 +1,6 @@
 """How the simulated Fig. 7.4 headline numbers (2,816 grids of 192^3, 1,024 to 16,384 Blue
 Gene/P cores) move when a cost that the model charges at microseconds is raised: a
-sensitivity study, not a fit (docs/simulation.md, section 6, "What would the paper's
+sensitivity study, not a fit (docs/simulation.md, "Sensitivity: what would the paper's
 16k numbers need?").
 
 Four knobs, each raised alone over a few values, everything else as in the default model:
@@ -19,8 +19,8 @@ Four knobs, each raised alone over a few values, everything else as in the defau
   buffering hides the exchange of batch k+1 behind the compute of batch k); 1, nothing
   hidden: hybrid-multiple and flat-optimized run with the ``all-dims`` schedule
   (``--schedule``), which exchanges each batch before computing it. It stands for an
-  MPI library that moves a message only inside its calls (the hypothesis of
-  docs/simulation.md, section 6): its share of the exchange BG/P did not hide.
+  MPI library that moves a message only inside its calls: its share of the exchange BG/P
+  did not hide.
   flat-original hides nothing either way (serial-dims). Only the two ends are simulated;
   the "needed" share interpolates between them.
 - ``halo-copy``: CPU time per halo lane a rank packs, the copy into the message and the

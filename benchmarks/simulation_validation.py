@@ -1,6 +1,7 @@
-"""Validation of the simulation (docs/simulation.md, section 4): the same hybridfd-bench
-configuration measured under the real MPI and simulated by SMPI on the host platform, at
-2 and 4 ranks, flat-original and flat-optimized; prints the error per row.
+"""Validation of the simulation (docs/simulation.md, "Validation on the host platform"):
+the same hybridfd-bench configuration measured under the real MPI and simulated by SMPI on
+the host platform, at 2 and 4 ranks, flat-original and flat-optimized; prints the error
+per row.
 
 The host platform's costs are measured in the same rounds as the runs they predict
 (timings here swing 2x within a minute while others build):
