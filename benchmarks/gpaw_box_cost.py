@@ -1,5 +1,5 @@
-"""GPAW's own stencil cost per point against the box a core holds (issue 12, docs/simulation.md,
-section 6, "Is the compute rate the same on every box?").
+"""GPAW's own stencil cost per point against the box a core holds (docs/simulation.md,
+"GPAW's cost per point on each box").
 
     flock /tmp/hybridfd-measure.lock chrt -f 40 make bench-gpaw-boxes   # GPAW's environment, hybridfd in it
 
@@ -36,8 +36,8 @@ from hybridfd.decomposition import automatic_grid
 
 ROOT = Path(__file__).resolve().parents[1]
 
-#: (label, the run's grid edge, cores, ranks that split each grid): the boxes of the seeds'
-#: experiments, as hybridfd.decomposition.automatic_grid splits them (docs/simulation.md).
+#: (label, the run's grid edge, cores, ranks that split each grid): the boxes of the GPAW
+#: journal's experiments, as hybridfd.decomposition.automatic_grid splits them.
 RUNS: list[tuple[str, int, int, int]] = [
     ("Fig. 7.2 calibration, hybrid-multiple (node box)", 144, 2048, 512),
     ("Fig. 7.2 calibration, flat (core box)", 144, 2048, 2048),

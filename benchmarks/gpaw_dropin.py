@@ -1,4 +1,4 @@
-"""The GPAW drop-in in GPAW's own environment (issue 15; docs/gpaw.md): GPAW's
+"""The GPAW drop-in in GPAW's own environment (docs/gpaw.md): GPAW's
 ``Laplace.apply`` vs ``hybridfd.gpaw.Laplace`` on the same GPAW arrays in the same
 processes, and one real GPAW calculation with its kinetic operator swapped.
 

@@ -11,8 +11,8 @@ write of the result (2 * points * itemsize), the same bytes the copies move; the
 kernel's "% of Copy" is the copy's time over the kernel's time. "2 threads / 1 thread"
 is the kernel split over two threads by x-slabs (OMP_WAIT_POLICY as the caller set it),
 beside STREAM Copy on two threads (one contiguous half each): what the memory bus gives a
-second core, and the two-thread kernel's share of the two-thread Copy (issue 6, point 3:
-where two threads gain less than 1.7x, whether the bus is what stops them).
+second core, and the two-thread kernel's share of the two-thread Copy (where two threads
+gain less than 1.7x, whether the bus is what stops them).
 Every ratio is paired: taken within one round between timings made next to each other,
 then the median over the rounds (this machine's rates drift by up to 1.5x in blocks of
 seconds, so a ratio of two medians would mix states the two timings never shared).
@@ -273,11 +273,12 @@ def state_split(numerators: list[float], denominators: list[float], probes: list
 def core_states(rows: list[dict]) -> None:
     """Each row's paired ratios (the kernel's share of the FMA peak in the size curve, of
     STREAM Copy in the cases) within the rounds where the core ran this thread alone, and
-    within those where another hardware thread shared it (on this VM, most of the time:
-    docs/benchmarks.md, "Session 30"). The FMA loop needs barely two instructions a cycle
-    and does not feel the sharing; the kernel (about 33 per four float64 points) gets
-    half the core's issue width, and half its loads and stores, and does. A round counts
-    by the probes around it against the best probe of all the rows (core_state.py)."""
+    within those where another hardware thread shared it (on a VM whose vCPU shares its
+    physical core with another tenant's, most of the time: dev/core_sharing.py shows it).
+    The FMA loop needs barely two instructions a cycle and does not feel the sharing; the
+    kernel (about 33 per four float64 points) gets half the core's issue width, and half
+    its loads and stores, and does. A round counts by the probes around it against the
+    best probe of all the rows (core_state.py)."""
     best = max(max(pair) for row in rows for split in row["state_splits"].values() for pair in split["probes"])
     for row in rows:
         row["best_issue_rate"] = best

@@ -3,14 +3,14 @@
 For the Blue Gene/P and Cray XE6 presets (sized for each rank count), maps two patterns
 with every strategy of hybridfd.mapping and evaluates them:
 
-- Cannon's 4-neighbour shifts on a square 2D process grid (the CP2K seed's DBCSR kernel,
-  8 MiB blocks);
+- Cannon's 4-neighbour shifts on a square 2D process grid (the DBCSR kernel of the CP2K
+  process-mapping paper, 8 MiB blocks);
 - the stencil's 6-neighbour halo exchange of a 192^3 float64 domain, radius 2 (13
   points), on the process grid hybridfd picks for it (least total surface).
 
 Writes docs/img/mapping_metrics.png and docs/img/mapping_metrics.md (markdown tables)
 and prints the tables. It also lays the Hilbert curve along each of the six direction
-orders of the torus to measure how much the order matters (the seed: up to 30 %).
+orders of the torus to measure how much the order matters (the CP2K paper: up to 30 %).
 
     .venv/bin/python benchmarks/mapping_metrics.py [--sizes 64 256 1024 4096 16384]
 """

@@ -25,7 +25,7 @@ which also includes waiting for the slowest neighbour) over the loop time. Its r
 transport "lammps" and the ratio to p2p at the same rank count.
 
 `--agreement` prints instead the thermo table of the 32,000-atom melt, hybridfd (1 rank)
-beside LAMMPS, every step up to 10 and then every 10 (docs/benchmarks.md).
+beside LAMMPS, every step up to 10 and then every 10.
 """
 
 from __future__ import annotations
@@ -37,9 +37,9 @@ import statistics
 import sys
 from pathlib import Path
 
+from peers import lammps_lj  # numpy only at import; it launches the LAMMPS peer
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks" / "peers"))
-import lammps_lj  # noqa: E402  (numpy only at import; it launches the LAMMPS peer)
 
 
 def worker(cells: int, weak: int, steps: int, repeats: int) -> None:

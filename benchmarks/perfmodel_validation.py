@@ -2,7 +2,7 @@
 measured apply time of flat double-buffered batches, batch 1..64 and slope 0..3, on 2
 ranks, sub-grids of 24^3 and 96^3 per rank, float64 and complex128; the model's best
 batch/slope against the measured best; the tuner's choices and their cost on a
-1,000-grid job; and the model applied to the seed's Blue Gene/P numbers.
+1,000-grid job; and the model applied to the GPAW journal's Blue Gene/P numbers.
 
     .venv/bin/python benchmarks/perfmodel_validation.py [--repeats 5] [--quick] [--trial-grids N]
 
@@ -192,9 +192,9 @@ def worker(quick: bool, repeats: int, trial_grids: int | None) -> None:
 
 
 def bluegene_p() -> list[dict]:
-    """Fig. 5.2 and the total-time model on the seed's Blue Gene/P numbers.
+    """Fig. 5.2 and the total-time model on the GPAW journal's Blue Gene/P numbers.
 
-    Assumptions, all from the seed: links 425 MB/s each way (Table 3.1), the six faces
+    Assumptions, all from the journal: links 425 MB/s each way (Table 3.1), the six faces
     on six links at once (Sect. 5.1: "utilize the torus network in all six directions
     simultaneously"), so the aggregate send bandwidth is 6 x 425 MB/s; half bandwidth
     near 10^3 bytes (Fig. 3.1), so Hockney's latency l = n_1/2 / B = 10^3 / 425e6 s;
@@ -241,7 +241,7 @@ def bluegene_p() -> list[dict]:
 
             (seconds, batch, slope), paper = best(half / link)
             # The latency per exchange at which the model would pick a batch of 8 or more
-            # (the seed's choice): scanned over 1 us .. 10 ms, 20 steps per decade.
+            # (the journal's choice): scanned over 1 us .. 10 ms, 20 steps per decade.
             needed = next((lat for lat in np.logspace(-6, -2, 81) if best(lat)[0][1] >= 8), None)
             results.append(
                 {
@@ -362,7 +362,7 @@ def main() -> int:
         f"\ntuned choices within 5 % of the best: {sum(r <= 1.05 for r in tunings)} of {len(tunings)}; "
         f"calibration (once per machine and rank count) took {summary['calibration_seconds']:.1f} s\n"
     )
-    print("### The model on the seed's Blue Gene/P numbers\n")
+    print("### The model on the GPAW journal's Blue Gene/P numbers\n")
     print("| setting | compute | best batch | best slope | predicted ms | batch 8, slope 0 ms | l for b >= 8 |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for r in summary["bluegene_p"]:

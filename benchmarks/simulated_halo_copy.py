@@ -1,7 +1,8 @@
-"""The Blue Gene/P halo copy (docs/simulation.md, "The halo copy"), derived from the seed's
-own number as the core speed is: the CPU time per halo lane that makes the simulated Fig.
-7.2 point the core speed was calibrated on take the 9 ms the GPAW journal reports (Sect.
-7.2: 32 grids of 144^3 in 9 ms on 2,048 cores, hybrid-multiple with batch 8).
+"""The Blue Gene/P halo copy (docs/simulation.md, "The halo copy"), derived from the GPAW
+journal's own number as the core speed is: the CPU time per halo lane that makes the
+simulated Fig. 7.2 point the core speed was calibrated on take the 9 ms the journal
+reports (Sect. 7.2: 32 grids of 144^3 in 9 ms on 2,048 cores, hybrid-multiple with
+batch 8).
 
 Why this point: the core speed (hybridfd.simulate.platform.BLUEGENE_P) is 70 % of those
 9 ms (the utilisation the journal reports for hybrid-multiple, Sect. 8), so the model

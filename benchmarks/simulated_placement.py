@@ -1,13 +1,13 @@
-"""Fig. 7.2's disagreement (flat-optimized 1.58x slower than hybrid-multiple at 1,024
-cores, where the paper saw none) under other rank placements than packed Cartesian order
-(docs/simulation.md, section 6): one approach of the Fig. 7.2 job (32 grids of 144^3) on
+"""Fig. 7.2's flat-optimized against hybrid-multiple (the paper saw no difference) under
+other rank placements than packed Cartesian order (docs/simulation.md, "Fig. 7.2
+simulated"): one approach of the Fig. 7.2 job (32 grids of 144^3) on
 Blue Gene/P, its ranks placed by each named strategy of hybridfd.mapping (the mapping
 module's own strategies, evaluated on the job's halo pattern), simulated by SMPI; prints
 the simulated time beside the mapping's metrics (off-node bytes, hop-bytes, the busiest
 link's bytes). ``bluegene-p`` among the strategies is not a mapping strategy but Blue
 Gene/P's own MPI_Cart_create placement (hybridfd.simulate.placement), set beside them.
 Each row records the per-message CPU cost it was simulated with (``message_overhead_s``;
-rows without it are from before that cost was charged: docs/simulation.md, section 3).
+a row without it was simulated with no such cost).
 
     nice -n 10 .venv/bin/python benchmarks/simulated_placement.py --cores 1024 \
         --strategies packed hilbert recursive-bisection bluegene-p

@@ -1,6 +1,6 @@
 """Fig. 7.4 (2,816 grids of 192^3 on 1,024-16,384 Blue Gene/P cores) simulated with fewer
 grids per apply, the time per apply of 2,816 grids extrapolated (docs/simulation.md,
-section 6).
+"Fig. 7.4 simulated").
 
 Why this is possible: SMPI's wall time grows with the messages per apply (ranks x batch
 steps x 6), and 2,816 grids are 17 million messages for flat-original at 1,024 cores,
@@ -197,9 +197,9 @@ PAPER_UTILISATION = {"flat-original": 0.36, "hybrid-multiple": 0.70}
 
 def plot(rows: list[dict[str, Any]], path: Path, placement: str = "bluegene-p") -> None:
     """Fig. 7.4 as simulated: ms per apply and CPU utilisation against cores, the papers'
-    16,384-core utilisations beside them (the seeds give no other values of the figure).
+    16,384-core utilisations beside them (the journal gives no other values of the figure).
     The flat approaches' ranks sit where ``placement`` puts them (by default Blue Gene/P's
-    MPI_Cart_create, which the seeds say every run used: GPAW journal Sect. 3.1), their
+    MPI_Cart_create, which every run of the journal used: GPAW journal Sect. 3.1), their
     packed rows dashed beside them; the hybrid approaches' ranks have one placement."""
     from hybridfd.experiments._plot import figure, save
 

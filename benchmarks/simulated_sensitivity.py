@@ -1,6 +1,6 @@
 """How the simulated Fig. 7.4 headline numbers (2,816 grids of 192^3, 1,024 to 16,384 Blue
 Gene/P cores) move when a cost that the model charges at microseconds is raised: a
-sensitivity study, not a fit (docs/simulation.md, section 6, "What would the paper's
+sensitivity study, not a fit (docs/simulation.md, "Sensitivity: what would the paper's
 16k numbers need?").
 
 Four knobs, each raised alone over a few values, everything else as in the default model:
@@ -8,9 +8,8 @@ Four knobs, each raised alone over a few values, everything else as in the defau
 - ``overhead``: CPU time per message, both ends' shares together, charged to the sender
   at each MPI_Isend (``Machine.message_overhead`` = value / 2 at each end, which SMPI
   charges as smpi/ois; every rank sends as many halo messages as it receives). The
-  default model's value is 2 x 1.5 us = 3 us; 0 is the model as simulated before the
-  cost was charged (until then it reached no message: docs/simulation.md, section 3).
-  Every approach pays it.
+  default model's value is 2 x 1.5 us = 3 us; 0 is the model without it (no per-message
+  CPU cost at all). Every approach pays it.
 - ``batch-sync``: a cost per batch step charged to hybrid-multiple's ranks
   (``experiments.plan(batch_sync=)``, the driver's ``--sync-per-batch``; 0 by default:
   the model charges one team join per apply). It stands for what the paper names as
@@ -20,16 +19,16 @@ Four knobs, each raised alone over a few values, everything else as in the defau
   buffering hides the exchange of batch k+1 behind the compute of batch k); 1, nothing
   hidden: hybrid-multiple and flat-optimized run with the ``all-dims`` schedule
   (``--schedule``), which exchanges each batch before computing it. It stands for an
-  MPI library that moves a message only inside its calls (the hypothesis of
-  docs/simulation.md, section 6): its share of the exchange BG/P did not hide.
+  MPI library that moves a message only inside its calls: its share of the exchange BG/P
+  did not hide.
   flat-original hides nothing either way (serial-dims). Only the two ends are simulated;
   the "needed" share interpolates between them.
 - ``halo-copy``: CPU time per halo lane a rank packs, the copy into the message and the
   receiver's copy out of it, charged to the sender when it packs a batch
   (``Machine.halo_copy``, the driver's ``--halo-copy-per-lane``; 0 in the default
   model). Unlike the costs above it grows with a rank's faces, not with its messages or
-  batches. benchmarks/simulated_halo_copy.py derives a value from the seed's own 9 ms
-  (Fig. 7.2's point at 2,048 cores, the one the core speed is calibrated on). Every
+  batches. benchmarks/simulated_halo_copy.py derives a value from the GPAW journal's own
+  9 ms (Fig. 7.2's point at 2,048 cores, the one the core speed is calibrated on). Every
   approach pays it.
 
 ``--placement`` places the flat approaches' ranks (hybridfd.simulate.placement, e.g.
@@ -37,8 +36,8 @@ Four knobs, each raised alone over a few values, everything else as in the defau
 file holds one placement per approach (the hybrid approaches keep their own).
 
 Every row records the per-message cost it was simulated with (``message_overhead_s``):
-the batch-sync rows run the default model, so rows saved before the cost was charged
-(no such field) are not mixed with new ones: an output file holding them is refused.
+the batch-sync rows run the default model, so rows of a model without that cost (no
+such field) are not mixed with new ones: an output file holding them is refused.
 
 Each point is the line T(G) = a + b G of hybridfd.simulate.lines (the grid counts of
 Fig. 7.4: benchmarks/simulated_scalability.py) evaluated at G = 2,816; every simulated
@@ -54,8 +53,9 @@ paper's 16k number also gives a curve of its shape (the paper gives no value the
         --overheads-us 0 100 --batch-syncs-us 0 800 --unhidden --placement bluegene-p \\
         -o benchmarks/results/simulated_sensitivity_charged_bluegene_p.json
 
-(session 12's rows; simulated_sensitivity_bluegene_p.json holds session 8's, uncharged
-and packed, which the script refuses to add to). The halo copy's rows (session 15):
+(the unhidden knob's rows are in simulated_sensitivity_unhidden_bluegene_p.json;
+simulated_sensitivity_bluegene_p.json holds rows of the model without the per-message
+cost, ranks packed, which the script refuses to add to). The halo copy's rows:
 
     nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py --cores 1024 4096 16384 \
         --overheads-us --batch-syncs-us --unhidden --halo-copies-ns 0 84.19 \

@@ -1,6 +1,7 @@
-"""Validation of the simulation (docs/simulation.md, section 4): the same hybridfd-bench
-configuration measured under the real MPI and simulated by SMPI on the host platform, at
-2 and 4 ranks, flat-original and flat-optimized; prints the error per row.
+"""Validation of the simulation (docs/simulation.md, "Validation on the host platform"):
+the same hybridfd-bench configuration measured under the real MPI and simulated by SMPI on
+the host platform, at 2 and 4 ranks, flat-original and flat-optimized; prints the error
+per row.
 
 The host platform's costs are measured in the same rounds as the runs they predict
 (timings here swing 2x within a minute while others build):
@@ -8,8 +9,8 @@ The host platform's costs are measured in the same rounds as the runs they predi
 - core speed, per rank count: one rank's share of the problem (its box of the process
   grid the real run used, all grids) applied by one one-rank driver per core, started at
   once, so that the rate is that of all cores busy, with each rank's own working set and
-  the halo copies of its faces (the one-rank apply of the whole problem, used before,
-  is neither: the first validation's -28 to -71 %);
+  the halo copies of its faces (the one-rank apply of the whole problem has neither: the
+  ``first`` model below, off by -28 to -71 %);
 - latency and bandwidth: hybridfd.perfmodel.calibrate's ping-pong fit on 2 ranks;
 - CPU time per message: calibrate.message_seconds (the core's own exchange), charged by
   SMPI as send and receive overhead.
@@ -23,10 +24,11 @@ difference of a short and a long run, so start-up cancels), against the stencil'
 time (ranks x one rank's share); the rest is MPI progress polling, yields and context
 switches of ranks waiting for a partner, which a waiting simulated rank does not spend.
 
-``--model first`` reproduces the first validation's model (one-rank apply of the whole
-problem, no per-message overhead) beside the new one.
+``--model`` picks the models set beside the measurement (default both): ``shares``, the
+one above; ``first``, the simple one (the one-rank apply of the whole problem as the core
+speed, no per-message overhead).
 
-Measuring on the shared machine (docs: the measurement lock): each round holds the
+Measuring on a shared machine: each round holds the
 shared lock (``--lock``, flock(2), the same lock as `flock /tmp/hybridfd-measure.lock`),
 and every measured process of a run with at most as many ranks as cores (the host costs,
 the one-rank and concurrent-share drivers, the 2-rank runs) runs at real-time priority

@@ -1,7 +1,7 @@
-"""The job the tuner's benchmarks share (perfmodel_validation.py, tune_overhead.py,
-tune_ab.py): per rank GRIDS grids of n^3, x cut into one box per rank, 13-point
-Laplacian, flat-original's result on them as the reference; and the 1,000-grid job that
-applies them GRIDS at a time."""
+"""The job the tuner's benchmarks share (perfmodel_validation.py here, and dev/tune_ab.py
+through its link to this file): per rank GRIDS grids of n^3, x cut into one box per rank,
+13-point Laplacian, flat-original's result on them as the reference; the 1,000-grid job
+that applies them GRIDS at a time; and a calibration file of its own for a tuner."""
 
 from __future__ import annotations
 

@@ -26,8 +26,8 @@ import hybridfd as hf
 from hybridfd.arrays import placed_flat
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-import sweep_ab  # noqa: E402  (the driver's ctypes binding, shared with the benchmark)
+sys.path.insert(0, str(ROOT / "dev"))
+import sweep_ab  # noqa: E402  (the driver's ctypes binding, shared with dev/sweep_ab.py)
 
 SENTINEL = 12345.0
 GUARD = 64  # float64 lanes of sentinel either side of the output

@@ -12,8 +12,8 @@ import pytest
 
 import hybridfd as hf
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks" / "peers"))
-import lammps_lj  # noqa: E402  (a script of the peer environment, not a package)
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from peers import lammps_lj  # noqa: E402  (numpy only at import)
 
 
 @pytest.mark.parametrize(

@@ -16,8 +16,8 @@ from mpi4py import MPI
 from hybridfd import launch
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-sys.path.insert(0, str(BENCHMARKS / "peers"))
-import job  # noqa: E402
+sys.path.insert(0, str(BENCHMARKS))  # as for a script of benchmarks/, which imports peers.job
+from peers import job  # noqa: E402
 
 
 def load_compare_peers():  # noqa: ANN201 - a module

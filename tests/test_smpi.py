@@ -140,7 +140,7 @@ def test_simgrid_routes_the_platforms_as_hybridfd_mapping_does(smpi_driver: Path
     from hybridfd.mapping.topology import Topology
 
     printer = tmp_path / "simgrid-routes"
-    source = ROOT / "benchmarks" / "simgrid_routes.cpp"
+    source = Path(__file__).with_name("simgrid_routes.cpp")
     subprocess.run(["g++", "-O1", "-std=c++17", str(source), "-o", str(printer), "-lsimgrid"], check=True)
     for cores in (96, 2048):  # a 2x3x4 mesh; the 8x8x8 torus
         topology = Topology.preset("bluegene-p", cores)

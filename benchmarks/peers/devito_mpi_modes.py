@@ -6,9 +6,9 @@ in each). Run under Devito's mpiexec:
     DEVITO_LANGUAGE=C DEVITO_LOGGING=WARNING .peers/devito/bin/mpiexec -n 2 \\
         .peers/devito/bin/python benchmarks/peers/devito_mpi_modes.py
 
-docs/benchmarks.md quotes the result: a one-pass operator's code is the same in every mode
-and calls no MPI (its halos are exchanged from Python before the C runs); only the time
-loop's code differs between modes.
+It shows why compare_peers.py times Devito in one mode: a one-pass operator's code is the
+same in every mode and calls no MPI (its halos are exchanged from Python before the C
+runs); only the time loop's code differs between modes.
 """
 
 from __future__ import annotations

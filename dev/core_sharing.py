@@ -1,8 +1,8 @@
 """What moves the kernel's rate from one second to the next on a shared host: the core's
 issue rate, probed beside the kernel and the core's references, in turn, for a while.
 
-    .venv/bin/python benchmarks/core_sharing.py [--seconds 120] [--n 24]   # in cache
-    .venv/bin/python benchmarks/core_sharing.py --n 192                    # from memory
+    .venv/bin/python dev/core_sharing.py [--seconds 120] [--n 24]   # in cache
+    .venv/bin/python dev/core_sharing.py --n 192                    # from memory
 
 Each sample, in turn on this thread, each over about 20 ms: the issue-rate probe
 (hybridfd._core.measure_issue_rate: independent register-only adds, which a core running
@@ -10,14 +10,13 @@ this thread alone issues at its full width and one shared with another hardware 
 about half), the multiply+add and FMA peaks (measure_arithmetic_peak), STREAM Copy of
 8 KiB (in the L1) and of the kernel's output's bytes, the kernel on one padded n^3 float64
 grid (kernel_seconds; from memory where the grid and its output outgrow this core's share
-of the last-level cache, as in kernel_throughput.py's size curve), and the kernel's share
+of the last-level cache, as in benchmarks/kernel_throughput.py's size curve), and the kernel's share
 of that Copy within the sample. Samples are then split by the probe into the core alone (>= 85 %
 of the best probe) and shared (<= 70 %); the table gives each measure's median in both
-states and their ratio, and its correlation with the probe over all samples. On this VM
-(docs/benchmarks.md, "Session 30") the FMA peak does not move while the kernel, the
-multiply+add loop and the copies in cache lose a quarter to a half: the vCPU shares its
-physical core with another tenant's. Writes results/core_sharing.json and
-docs/img/core_sharing.png.
+states and their ratio, and its correlation with the probe over all samples. On a VM
+whose vCPU shares its physical core with another tenant's, the FMA peak does not move
+while the kernel, the multiply+add loop and the copies in cache lose a quarter to a half.
+Writes results/core_sharing.json and results/core_sharing.png.
 """
 
 from __future__ import annotations
@@ -142,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=120.0)
     parser.add_argument("--n", type=int, default=24, help="edge of the padded float64 grid the kernel applies")
     parser.add_argument("--output", type=Path, default=ROOT / "results" / "core_sharing.json")
-    parser.add_argument("--plot", type=Path, default=ROOT / "docs" / "img" / "core_sharing.png")
+    parser.add_argument("--plot", type=Path, default=ROOT / "results" / "core_sharing.png")
     args = parser.parse_args(argv)
     samples = sample_for(args.seconds, args.n)
     summary = summarise(samples)

@@ -1,6 +1,6 @@
 """Two revisions of one wide-vector sweep side by side, in one process, built in seconds.
 
-kernel_ab.py judges what kernel.cpp runs, but compiles the whole kernel twice (3-6
+kernel_ab.py judges what the kernel runs, but compiles the whole kernel twice (3-6
 minutes here). To iterate on a sweep itself (column_sweep.hpp, streamed_planes.hpp), this
 compiles only tests/kernel_sweeps/driver.cpp, the sweeps' test driver, twice: once with
 cpp/src of revision A ahead on the include path and once with revision B's (default:
@@ -9,11 +9,11 @@ and timed in alternating rounds on the same padded grids (the Laplacian, float64
 of float64 or complex128 points); the report gives each side's median rate, B / A, and
 whether every output lane agrees. `--realtime` reruns it under SCHED_FIFO (chrt; needs
 root): other processes then cannot take its core, only memory bandwidth.
-`--output-plane-pad` spaces the output's x-planes by that many more bytes, which is how
-the page-offset effect of docs/benchmarks.md (sessions 22-23) was measured.
+`--output-plane-pad` spaces the output's x-planes by that many more bytes: whether a
+sweep's rate depends on where its output planes fall within a page.
 
-    .venv/bin/python benchmarks/sweep_ab.py --a HEAD --sweep streamed_planes --n 96 --grids 32
-    .venv/bin/python benchmarks/sweep_ab.py --a HEAD~2 --b HEAD --sweep columns --n 24 --grids 64
+    .venv/bin/python dev/sweep_ab.py --a HEAD --sweep streamed_planes --n 96 --grids 32
+    .venv/bin/python dev/sweep_ab.py --a HEAD~2 --b HEAD --sweep columns --n 24 --grids 64
 
 A sweep that beats another here still has to beat the row slide in kernel_ab.py before
 kernel.cpp should run it.
@@ -33,12 +33,10 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
+from kernel_ab import FLAGS, ROOT, source_tree
 
 import hybridfd as hf
 from hybridfd.arrays import placed_flat
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from kernel_ab import FLAGS, ROOT, source_tree  # noqa: E402
 
 DRIVER = ROOT / "tests" / "kernel_sweeps" / "driver.cpp"
 SWEEPS = {
@@ -51,8 +49,10 @@ SWEEPS = {
 
 
 def build(tree: Path, library: Path) -> None:
-    command = ["c++", *FLAGS, "-fPIC", "-shared", f"-I{tree / 'cpp' / 'src'}", f"-I{ROOT / 'cpp' / 'include'}"]
-    command += [f"-I{ROOT / 'cpp' / 'src'}", str(DRIVER), "-o", str(library)]
+    # The revision's private headers first (the kernel's own folder, where it has one).
+    private = [f"-I{folder / 'cpp' / 'src' / sub}" for folder in (tree, ROOT) for sub in ("kernel", "")]
+    command = ["c++", *FLAGS, "-fPIC", "-shared", *private[:2], f"-I{ROOT / 'cpp' / 'include'}", *private[2:]]
+    command += [str(DRIVER), "-o", str(library)]
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
         raise SystemExit(f"building {library.name} failed:\n{completed.stderr[-4000:]}")
@@ -161,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     points = n**3 * args.grids
     rate = [points / float(np.median(times)) / 1e6 for times in seconds]
     ratios = [a / b for a, b in zip(seconds[0], seconds[1], strict=True)]
-    print(f"command: python benchmarks/sweep_ab.py {' '.join(arguments)}")
+    print(f"command: python dev/sweep_ab.py {' '.join(arguments)}")
     print(f"sweep a: {args.a}; sweep b: {args.b or 'working tree'}; {args.rounds} rounds each, alternating")
     print("| case | a Mpoints/s | b Mpoints/s | b / a (median of rounds) | bit-identical |")
     print("|---|---:|---:|---|---|")

@@ -1,4 +1,4 @@
-"""benchmarks/placement.py, the kernel on grids placed at offsets past a cache line: each
+"""dev/placement.py, the kernel on grids placed at offsets past a cache line: each
 array lies where it was asked to, and every placement computes the reference (the
 script checks each output) and reports a positive rate beside hybridfd's own."""
 
@@ -12,21 +12,21 @@ import pytest
 
 from hybridfd.arrays import ALIGNMENT
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "dev"))
 import placement  # noqa: E402
 
 
 @pytest.mark.parametrize("dtype", ["float64", "complex128"])
 @pytest.mark.parametrize("offset", [0, 8, 16, 40])
-def test_placed_puts_the_byte_asked_for_at_the_offset(dtype, offset):
+def test_placed_puts_the_byte_asked_for_at_the_offset(dtype: str, offset: int) -> None:
     first = 3 * np.dtype(dtype).itemsize
     array = placement.placed((5, 6, 7), dtype, first, offset)
     assert array.shape == (5, 6, 7) and array.dtype == np.dtype(dtype) and array.flags.c_contiguous
     assert (array.ctypes.data + first) % ALIGNMENT == offset
 
 
-def test_every_placement_computes_the_reference_and_is_timed():
+def test_every_placement_computes_the_reference_and_is_timed() -> None:
     rows = placement.measure(6, "float64", rounds=1, seconds=0.002)
     pairs = {(row["input_offset"], row["output_offset"]) for row in rows}
     assert pairs == {(i, o) for i in placement.INPUT_OFFSETS for o in placement.OUTPUT_OFFSETS}

@@ -1,4 +1,4 @@
-"""benchmarks/core_sharing.py: samples every measure in turn, splits them by the issue-rate
+"""dev/core_sharing.py: samples every measure in turn, splits them by the issue-rate
 probe into the core alone and shared, and checks its kernel against the reference."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "benchmarks"))
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "dev"))
 
 import core_sharing  # noqa: E402
 

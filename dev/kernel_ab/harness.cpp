@@ -1,6 +1,6 @@
-// Two builds of the stencil kernel (cpp/src/kernel.cpp) side by side in one process:
-// "a" and "b", the same source at two revisions, each compiled by the same command and
-// renamed (apply_stencil -> apply_stencil_a / _b) by benchmarks/kernel_ab.py, which
+// Two builds of the stencil kernel side by side in one process: "a" and "b", the same
+// sources at two revisions, each compiled by the same command and renamed
+// (apply_stencil -> apply_stencil_a / _b) by dev/kernel_ab.py, which
 // builds and runs this file. Rounds alternate a, b, b, a, ... so drifts of a noisy
 // machine fall on both alike; each kernel's time is its fastest round. Before each run
 // the thread's issue rate is probed (hybridfd::measure_issue_rate, 5 ms): about half its

@@ -1,4 +1,4 @@
-"""benchmarks/sweep_ab.py, the quick A/B of one wide-vector sweep: two builds of the
+"""dev/sweep_ab.py, the quick A/B of one wide-vector sweep: two builds of the
 sweeps' test driver (revisions HEAD and the working tree's headers) run on the same grids
 in alternating rounds; every sweep, both dtypes, must report its two rates and agree bit
 for bit (the driver itself is tested by test_kernel_sweeps.py)."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize(
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
     ids=["streamed_planes", "columns"],
 )
 def test_two_builds_agree_and_report_rates(case: list[str]) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), "--a", "HEAD", "--n", "10", "--grids", "2"]
+    command = [sys.executable, str(ROOT / "dev" / "sweep_ab.py"), "--a", "HEAD", "--n", "10", "--grids", "2"]
     command += ["--rounds", "2", "--radius", "1", *case]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert completed.returncode == 0, completed.stdout + completed.stderr
@@ -40,7 +40,7 @@ def test_two_builds_agree_and_report_rates(case: list[str]) -> None:
     ids=["offset-splits-a-lane", "no-grids"],
 )
 def test_rejects_bad_options_before_building(arguments: list[str], message: str) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "sweep_ab.py"), *arguments]
+    command = [sys.executable, str(ROOT / "dev" / "sweep_ab.py"), *arguments]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert completed.returncode == 2
     assert message in completed.stderr

@@ -1,9 +1,9 @@
-"""benchmarks/kernel_ab.py, the tool every kernel claim in docs/benchmarks.md rests on: it
+"""dev/kernel_ab.py, the tool a kernel change is judged by: it
 builds the kernel at two revisions into one harness (symbols renamed apart), runs them on
 the same arrays and reports each case's rates, their ratio and whether every output lane
 agreed. Two copies of one revision must build, run every input layout the cases name, and
 agree bit for bit, and weak functions two kernels define differently must be named, not
-linked once for both. Also benchmarks/streaming_limit.py, which builds its probe against the
+linked once for both. Also dev/streaming_limit.py, which builds its probe against the
 same core library (one build for both tests)."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 CASES = [
     "--n 12 --grids 3 --rounds 2 --repeats 2",  # an apply's box input, rows that border a ghost
@@ -38,7 +38,7 @@ def build_dir() -> Path:
 
 
 def test_two_builds_of_one_revision_agree_bit_for_bit(build_dir: Path) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "kernel_ab.py"), "--a", "HEAD", "--b", "HEAD"]
+    command = [sys.executable, str(ROOT / "dev" / "kernel_ab.py"), "--a", "HEAD", "--b", "HEAD"]
     command += ["--repeats", "1", "--build-dir", str(build_dir)]
     for case in CASES:
         command += ["--case", case]
@@ -66,9 +66,9 @@ def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_
     """The probe's row loops on wide vectors (one plane, and 2, 3 or 4 planes at a time) are the
     Laplacian in the documented order: their outputs equal the library's bit for bit, on
     4 KiB and on huge pages; every loop reports a share of the same run's Copy."""
-    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "24", "--grids", "2"]
+    command = [sys.executable, str(ROOT / "dev" / "streaming_limit.py"), "--n", "24", "--grids", "2"]
     command += ["--rounds", "1", "--repeats", "2", "--build-dir", str(build_dir)]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "dev")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     rows = [line for line in completed.stdout.splitlines() if line.startswith(("| 4 KiB", "| 2 MiB"))]
     assert len(rows) == 2, completed.stdout
@@ -83,9 +83,9 @@ def test_streaming_limit_probe_reports_every_loop_and_matches_the_library(build_
 
 
 def test_streaming_limit_probe_names_a_bad_grid_edge(build_dir: Path) -> None:
-    command = [sys.executable, str(ROOT / "benchmarks" / "streaming_limit.py"), "--n", "20", "--grids", "1"]
+    command = [sys.executable, str(ROOT / "dev" / "streaming_limit.py"), "--n", "20", "--grids", "1"]
     command += ["--rounds", "1", "--repeats", "1", "--build-dir", str(build_dir)]
-    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "benchmarks")
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=ROOT / "dev")
     assert completed.returncode != 0
     assert "--n must be a multiple of 24, at least 24, got 20" in completed.stderr + completed.stdout
 
@@ -94,7 +94,7 @@ def test_rounds_are_compared_within_the_core_state_their_probes_found() -> None:
     """A round counts as alone when both its probes reach 85 % of the run's best probe,
     as shared when both stay at or below 70 %; a round between, or whose probes
     disagree, counts for neither."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "dev"))
     from kernel_ab import best_probe, by_core_state
 
     rounds = [
@@ -116,7 +116,7 @@ def test_rounds_are_compared_within_the_core_state_their_probes_found() -> None:
 def test_weak_functions_that_differ_between_the_kernels_are_named(tmp_path: Path) -> None:
     """An inline function two revisions define differently would run one revision's code
     on both sides (the linker keeps one copy): kernel_ab names it instead of comparing."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "dev"))
     from kernel_ab import differing_weak_functions
 
     objects = []
@@ -135,7 +135,7 @@ def test_weak_functions_are_compared_by_what_their_constants_hold(tmp_path: Path
     """A local label (.LC3, a string literal) is numbered per object: the same inline
     function in two objects with other literals before it is the same code, and the
     same code holding another literal is not."""
-    sys.path.insert(0, str(ROOT / "benchmarks"))
+    sys.path.insert(0, str(ROOT / "dev"))
     from kernel_ab import differing_weak_functions
 
     objects = []

@@ -1,9 +1,8 @@
 // Does this machine overlap memory traffic with arithmetic? A STREAM-like copy that does R
 // rounds of register-only arithmetic on each vector (8 operations a round, no extra loads),
 // timed on 32 KB (in cache) and on 256 MB arrays (from memory), ns per point. Where the
-// memory time hides behind the arithmetic, the two columns meet (docs/benchmarks.md,
-// "Session 11"). Build and run:
-//   c++ -std=c++20 -O3 -march=native -ffp-contract=off benchmarks/kernel_ab/overlap.cpp -o overlap
+// memory time hides behind the arithmetic, the two columns meet. Build and run:
+//   c++ -std=c++20 -O3 -march=native -ffp-contract=off dev/kernel_ab/overlap.cpp -o overlap
 //   flock /tmp/hybridfd-measure.lock chrt -f 40 taskset -c 0 ./overlap
 #include <chrono>
 #include <cstdio>

@@ -1,7 +1,6 @@
-// Where the kernel's from-memory rate is bound (the kernel issue's 85 % of STREAM Copy),
+// Where the kernel's from-memory rate is bound (the kernel aims at 85 % of STREAM Copy),
 // measured by three loops beside the library's kernel on the same bytes, in interleaved
-// rounds (benchmarks/streaming_limit.py builds and runs this file; docs/benchmarks.md,
-// session 18):
+// rounds (dev/streaming_limit.py builds and runs this file):
 //
 // - copy: STREAM Copy (the library's stream_copy), the reference;
 // - one_stream: a 13-point symmetric stencil whose neighbours all come from the one
@@ -13,7 +12,7 @@
 //   y-neighbour rows (in the L1), each plane prefetched a plane ahead, the output
 //   streamed as the library streams it; checked bit for bit against the library's;
 // - library: hybridfd::apply_stencil on the padded grids, as apply_padded calls it;
-// - planes_P: rows_one_plane over P x-planes at a time (session 20), the next step's planes
+// - planes_P: rows_one_plane over P x-planes at a time, the next step's planes
 //   prefetched and rows in bands for half the L2, as the kernel's streamed_planes.hpp
 //   does; planes_3_whole_planes without bands, planes_3_no_prefetch without prefetches.
 //

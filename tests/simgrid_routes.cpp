@@ -1,8 +1,7 @@
 // Prints SimGrid's own route between pairs of hosts of a platform: reads "a b" (node
 // numbers of hosts node-a, node-b) per line on stdin, writes "a b link link ..." with the
-// directed links in route order. Built and used by benchmarks/simulated_routing.py, to
-// compare the generated platforms' routes with dimension-ordered routing
-// (docs/simulation.md, "The 1,024-core mesh").
+// directed links in route order. Built and used by tests/test_smpi.py, to compare the
+// generated platforms' routes with hybridfd.mapping's dimension-ordered routing.
 #include <iostream>
 #include <simgrid/s4u.hpp>
 #include <string>

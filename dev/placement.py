@@ -1,14 +1,14 @@
 """Where a grid lies in memory, side by side: the kernel on the same values with the
 padded input's interior, and the output, at different offsets past a 64-byte line.
 
-    chrt -f 50 .venv/bin/python benchmarks/placement.py [--rounds 7] [--seconds 0.05]
+    chrt -f 50 .venv/bin/python dev/placement.py [--rounds 7] [--seconds 0.05]
 
 numpy starts a large array 16 bytes past a line (malloc's header): a float64 output
 then lies "16 past", and a radius-2 padded input's interior "32 past" (two points in).
 hybridfd.arrays places both on a line (0 past). Each placement is timed in C++
 (``hybridfd._core.kernel_seconds``, fastest of ten windows) right after hybridfd's own
 placement (input 0, output 0), and the ratio of the two taken; medians over the rounds.
-The kernel is told where the grid lives as in kernel_throughput.py's size curve. Writes
+The kernel is told where the grid lives as in benchmarks/kernel_throughput.py's size curve. Writes
 results/placement.json.
 """
 

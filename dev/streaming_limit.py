@@ -1,22 +1,20 @@
 """Where the kernel's from-memory rate is bound: loops beside the library's kernel.
 
-The kernel issue asks for 85 % of STREAM Copy on grids that come from memory. This
-script builds benchmarks/streaming_limit/probe.cpp against the working tree's core
-library (as kernel_ab.py does) and runs it: STREAM Copy; a one-stream stencil (the
-kernel's arithmetic and bytes per point, every neighbour from the one stream it reads);
-the Laplacian in row order, one plane at a time (the same arithmetic plus the x- and
+The kernel aims at 85 % of STREAM Copy on grids that come from memory. This script
+builds dev/streaming_limit/probe.cpp against the working tree's core library (as
+kernel_ab.py does) and runs it: STREAM Copy; a one-stream stencil (the kernel's
+arithmetic and bytes per point, every neighbour from the one stream it reads); the
+Laplacian in row order, one plane at a time (the same arithmetic plus the x- and
 y-neighbour rows, bit for bit the library's output); the same over P = 2, 3, 4 x-planes
-at a time with the next step's planes prefetched and rows in bands (session 20: what
-the kernel's streamed_planes.hpp does), and over 3 planes without bands or without
-prefetches; and the library's kernel, on the
-same G grids of n^3 float64 applied in turn, in interleaved rounds, with the arrays on
-4 KiB pages and on huge pages (numpy madvises its arrays from 4 MiB, so the Python
-benchmarks see the second). Each cell is the median over the probe's runs of each run's
-median round, as % of the same run's Copy (docs/benchmarks.md, sessions 18 and 20).
-Every loop runs on the build's widest vectors (8 lanes with AVX-512, 4 with AVX2; the
-one-plane loop was called rows_8_lanes before session 22).
+at a time with the next step's planes prefetched and rows in bands (what the kernel's
+streamed_planes.hpp does), and over 3 planes without bands or without prefetches; and
+the library's kernel, on the same G grids of n^3 float64 applied in turn, in
+interleaved rounds, with the arrays on 4 KiB pages and on huge pages (numpy madvises its
+arrays from 4 MiB, so the Python benchmarks see the second). Each cell is the median
+over the probe's runs of each run's median round, as % of the same run's Copy. Every
+loop runs on the build's widest vectors (8 lanes with AVX-512, 4 with AVX2).
 
-    .venv/bin/python benchmarks/streaming_limit.py [--n 96] [--grids 32] [--repeats 3] [--realtime]
+    .venv/bin/python dev/streaming_limit.py [--n 96] [--grids 32] [--repeats 3] [--realtime]
 """
 
 from __future__ import annotations
@@ -43,6 +41,7 @@ def build(build_dir: Path) -> Path:
             "-Wextra",
             f"-I{ROOT / 'cpp' / 'include'}",
             f"-I{ROOT / 'cpp' / 'src'}",
+            f"-I{ROOT / 'cpp' / 'src' / 'kernel'}",  # the kernel's private headers, where it has a folder
             f"-I{ROOT / '.venv' / 'include'}",
             str(PROBE),
             str(library),

@@ -1,27 +1,28 @@
-"""Two revisions of the stencil kernel side by side, in one process (docs/benchmarks.md).
+"""Two revisions of the stencil kernel side by side, in one process: whether a kernel
+change is faster, and by how much.
 
-Every kernel change in docs/benchmarks.md is judged this way: cpp/src/kernel.cpp at
-revision A and at revision B (default: the working tree) are compiled by the same
-command, their global symbols renamed apart (apply_stencil -> apply_stencil_a / _b),
-and linked with benchmarks/kernel_ab/harness.cpp and the core library, which times
-them in alternating rounds on the same arrays and checks that every output lane agrees
-bit for bit. A machine with other work on it moves single timings by tens of per cent;
-two kernels measured alternately, fastest round each, and the median over several
-runs of the harness, move together. `--realtime` runs the harness under SCHED_FIFO
-(chrt; needs root): then other processes cannot take its core, only memory bandwidth.
+The kernel's sources at revision A and at revision B (default: the working tree) are
+compiled by the same command, their global symbols renamed apart (apply_stencil ->
+apply_stencil_a / _b), and linked with dev/kernel_ab/harness.cpp and the core library,
+which times them in alternating rounds on the same arrays and checks that every output
+lane agrees bit for bit. A machine with other work on it moves single timings by tens of
+per cent; two kernels measured alternately, fastest round each, and the median over
+several runs of the harness, move together. `--realtime` runs the harness under
+SCHED_FIFO (chrt; needs root): then other processes cannot take its core, only memory
+bandwidth.
 
 The fastest round is the core's best state. On a VM whose vCPU shares a physical core
 with another tenant's (SMT), the core is shared most of the time and a kernel then gets
-about half its issue width (docs/benchmarks.md, "Session 30"). The harness probes the
-issue rate before each run; the last two columns compare the kernels within the rounds
-where both probes found the core alone (>= 85 % of the best probe of the whole run, which
-the table's heading gives) and where both found it shared (<= 70 %): the median of the
+about half its issue width (dev/core_sharing.py shows it). The harness probes the issue
+rate before each run; the last two columns compare the kernels within the rounds where
+both probes found the core alone (>= 85 % of the best probe of the whole run, which the
+table's heading gives) and where both found it shared (<= 70 %): the median of the
 per-round ratios, and how many rounds.
 
-    .venv/bin/python benchmarks/kernel_ab.py --a HEAD~1            # HEAD~1 against the working tree
-    .venv/bin/python benchmarks/kernel_ab.py --a main --b HEAD --realtime --repeats 5
-    .venv/bin/python benchmarks/kernel_ab.py --case "--n 64 --grids 64 --padded --input-in-cache"
-    .venv/bin/python benchmarks/kernel_ab.py --case "--n 48 --grids 1 --padded --told-in-cache"  # as from_memory=False
+    .venv/bin/python dev/kernel_ab.py --a HEAD~1            # HEAD~1 against the working tree
+    .venv/bin/python dev/kernel_ab.py --a main --b HEAD --realtime --repeats 5
+    .venv/bin/python dev/kernel_ab.py --case "--n 64 --grids 64 --padded --input-in-cache"
+    .venv/bin/python dev/kernel_ab.py --case "--n 48 --grids 1 --padded --told-in-cache"  # as from_memory=False
 """
 
 from __future__ import annotations
@@ -50,8 +51,8 @@ SHARED_HEADERS = tuple(
     f"cpp/include/hybridfd/{name}.hpp"
     for name in ("kernel", "halo_plan", "stencil", "array_ref", "thread_team", "errors", "domain", "decomposition")
 )
-# The cases of docs/benchmarks.md: from memory (32 x 96^3, 1 x 192^3) and in cache
-# (8 x 24^3, 1 x 32^3), padded grids (kernel_throughput.py) and an apply's box input.
+# The default cases: from memory (32 x 96^3, 1 x 192^3) and in cache (8 x 24^3, 1 x 32^3),
+# padded grids (benchmarks/kernel_throughput.py) and an apply's box input.
 # Every array on a 64-byte line, a padded grid's interior too: where hybridfd.arrays puts
 # them (`--offset 2` puts every array where numpy does, 16 bytes past one).
 DEFAULT_CASES = [
@@ -67,7 +68,7 @@ DEFAULT_CASES = [
 ]
 FLAGS = ["-std=c++20", "-O3", "-DNDEBUG", "-march=native", "-ffp-contract=off"]
 # The compiler launcher cmake is given (the Makefile names ccache; cmake reads the same
-# variable) goes before this tool's own compile of kernel.cpp too.
+# variable) goes before this tool's own compiles of the kernel too.
 COMPILER = [*filter(None, [os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER")]), "c++"]
 
 
@@ -160,13 +161,29 @@ def kernel_digest(tree: Path) -> str:
     return stamp.hexdigest()[:16]
 
 
+def kernel_sources(tree: Path) -> list[Path]:
+    """The kernel's translation units in ``tree``: every .cpp of cpp/src/kernel/ where the
+    kernel is split over several, else cpp/src/kernel.cpp."""
+    split = sorted((tree / "cpp" / "src" / "kernel").glob("*.cpp"))
+    return split or [tree / "cpp" / "src" / "kernel.cpp"]
+
+
 def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
-    """kernel.cpp of ``tree`` compiled (reused while its digest, kernel_digest, is unchanged)."""
+    """The kernel of ``tree`` compiled into one relocatable object (reused while its
+    digest, kernel_digest, is unchanged)."""
     plain = build / f"kernel_{digest}.plain.o"
     if not plain.exists():
+        parts = []
+        for index, source in enumerate(kernel_sources(tree)):
+            parts.append(build / f"kernel_{digest}.{index}.part.o")
+            run([*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(parts[-1])])
         partial = plain.with_suffix(".partial")
-        source = tree / "cpp" / "src" / "kernel.cpp"
-        run([*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(partial)])
+        if len(parts) == 1:
+            parts[0].rename(partial)
+        else:  # one object, so that the renaming below sees every global the kernel defines
+            run(["ld", "-r", *map(str, parts), "-o", str(partial)])
+            for part in parts:
+                part.unlink()
         partial.rename(plain)
     return plain
 
@@ -188,7 +205,7 @@ def renamed_kernel(plain: Path, side: str, build: Path) -> Path:
             continue
         match = re.match(r"_ZN8hybridfd(\d+)", name)
         if not match:
-            raise SystemExit(f"kernel.cpp defines {name} ({kind}) outside namespace hybridfd: cannot rename it")
+            raise SystemExit(f"the kernel defines {name} ({kind}) outside namespace hybridfd: cannot rename it")
         length = int(match.group(1))
         start = match.end()
         first = name[start : start + length]
@@ -272,9 +289,8 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
                 f"{header} differs between the revisions or from the working tree: "
                 "kernel_ab compares kernels behind the same interface"
             )
-    # The core library and each distinct kernel compile side by side (kernel.cpp, one
-    # translation unit, takes minutes at -O3: in turn, three of them took most of the
-    # tool's time).
+    # The core library and each distinct kernel compile side by side: a kernel takes
+    # minutes at -O3, so three builds in turn would take most of the tool's time.
     digests = {side: kernel_digest(tree) for side, tree in trees.items()}
     distinct = {digest: trees[side] for side, digest in digests.items()}
     with ThreadPoolExecutor(len(distinct) + 1) as pool:
@@ -323,7 +339,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--case",
         action="append",
-        help="harness options of one case (repeatable); default: the cases of docs/benchmarks.md",
+        help="harness options of one case (repeatable); default: from memory and in cache, both dtypes",
     )
     parser.add_argument("--repeats", type=int, default=3, help="harness runs per case; the median is reported")
     parser.add_argument("--realtime", action="store_true", help="run the harness under SCHED_FIFO (chrt -f 50)")

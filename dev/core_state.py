@@ -1,0 +1,1 @@
+../benchmarks/core_state.py

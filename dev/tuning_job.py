@@ -1,0 +1,1 @@
+../benchmarks/tuning_job.py
