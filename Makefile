@@ -81,8 +81,8 @@ bench: setup
 	  $(VENV)/bin/hybridfd bench $$experiment -o results/bench || exit 1; done
 
 lint: setup
-	$(PY) -m ruff check src tests benchmarks
-	$(PY) -m ruff format --check src tests benchmarks
+	$(PY) -m ruff check src tests benchmarks dev
+	$(PY) -m ruff format --check src tests benchmarks dev
 	$(VENV)/bin/clang-format --dry-run --Werror $$(find cpp -name '*.cpp' -o -name '*.hpp')
 
 # Evidence that the kernel runs on 256-bit vectors: the AVX instructions the compiler

@@ -53,9 +53,8 @@ paper's 16k number also gives a curve of its shape (the paper gives no value the
         --overheads-us 0 100 --batch-syncs-us 0 800 --unhidden --placement bluegene-p \\
         -o benchmarks/results/simulated_sensitivity_charged_bluegene_p.json
 
-(the unhidden knob's rows are in simulated_sensitivity_unhidden_bluegene_p.json;
-simulated_sensitivity_bluegene_p.json holds rows of the model without the per-message
-cost, ranks packed, which the script refuses to add to). The halo copy's rows:
+(the unhidden knob's rows are in simulated_sensitivity_unhidden_bluegene_p.json). The
+halo copy's rows:
 
     nice -n 10 .venv/bin/python benchmarks/simulated_sensitivity.py --cores 1024 4096 16384 \
         --overheads-us --batch-syncs-us --unhidden --halo-copies-ns 0 84.19 \

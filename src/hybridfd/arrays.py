@@ -5,7 +5,7 @@ numpy starts a large array where malloc puts it, most often 16 bytes past a line
 float64 grid whose rows are whole lines then has its rows 16 bytes past a 32-byte
 boundary, and the kernel's 32-byte loads or streamed stores of them straddle lines; it
 can step two lanes in to align one side, the input or the output, not both
-(benchmarks/placement.py times each placement). hybridfd makes its own arrays here
+(dev/placement.py times each placement). hybridfd makes its own arrays here
 (``Decomposition.zeros`` and ``scatter``, an apply's ``out``); a caller's arrays are used
 wherever they lie.
 """
@@ -56,7 +56,7 @@ def empty_aligned(shape: tuple[int, ...], dtype: object = np.float64) -> np.ndar
     """An uninitialised C-contiguous array like ``numpy.empty(shape, dtype)``, starting on
     a 64-byte cache line: a grid or an output for the kernel.
 
-    Measured on a Zen 3 by benchmarks/placement.py: an output 16 bytes past a line
+    Measured on a Zen 3 by dev/placement.py: an output 16 bytes past a line
     (numpy's usual place) ran a 192^3 float64 grid from memory at 0.86x, a 96^3
     complex128 one at 0.84x."""
     dtype = _check_dtype(dtype)
@@ -81,7 +81,7 @@ def empty_padded(shape: tuple[int, ...], radius: int, dtype: object = np.float64
     row when a padded row, nz + 2r points, is a whole number of lines). Where a padded
     array starts decides where its interior rows do: numpy's usual start, 16 bytes past
     a line, happens to suit radius 2, but leaves radius 1 and 3 one or three float64
-    points off a 32-byte boundary. Measured on a Zen 3 by benchmarks/placement.py: an
+    points off a 32-byte boundary. Measured on a Zen 3 by dev/placement.py: an
     interior 8, 16 or 24 bytes past a line ran 24^3 and 48^3 grids in cache at
     0.83-0.90x, both dtypes, and a 96^3 float64 grid (in the L3) at 0.70-0.78x. Grids of
     a batch lie apart by their size rounded up to whole lines (a view of one buffer)."""

@@ -1,7 +1,7 @@
 """benchmarks/peers/lammps_lj.py against a plain numpy computation of the same small melt:
 the state reaches LAMMPS exactly, and LAMMPS's thermo at steps 0 and 1 is the numpy one
 (temperature with 3N - 3 degrees of freedom, energies per atom, pressure with the virial,
-velocity Verlet with dt 0.005), so the conventions docs/benchmarks.md states are LAMMPS's.
+velocity Verlet with dt 0.005), so the conventions benchmarks/minimd.py compares under are LAMMPS's.
 `make test-lammps` runs this on 1, 2 and 4 ranks in LAMMPS's environment (conftest.py).
 """
 

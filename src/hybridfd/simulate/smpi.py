@@ -54,7 +54,7 @@ def run(
 ) -> dict:
     """Simulates ``hybridfd-bench arguments`` on ``ranks`` ranks; returns its result record.
     ``platform_xml`` replaces the platform generated from ``topology`` (same hosts, other
-    routes: benchmarks/simulated_routing.py). Raises RuntimeError with the output if the
+    routes, as tests/test_smpi.py compares them). Raises RuntimeError with the output if the
     run fails, ValueError for a transport that would not pay ``machine.message_overhead``."""
     arguments = list(arguments)
     transport = arguments[arguments.index("--transport") + 1] if "--transport" in arguments else "p2p"

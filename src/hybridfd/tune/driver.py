@@ -230,7 +230,7 @@ class Tuning:
         self.chunk = the_plan.chunk
         # A warm-up chunk for the shortlist only where chunks are shorter than the apply
         # (large grids): there it costs a fraction of an apply (+0.8 % of a 1,000-grid job
-        # at 96^3), and benchmarks/tune_ab.py tells jobs with and without it apart by no
+        # at 96^3), and dev/tune_ab.py tells jobs with and without it apart by no
         # more than two identical tuners differ, so it stays, out of caution. Where a
         # chunk is the whole apply (small grids) it would add an apply per entrant, a
         # quarter of a 1,000-grid job, and measures nothing there.

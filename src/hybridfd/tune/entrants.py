@@ -37,7 +37,7 @@ class Entrant:
     refused: bool = False
     # One untimed chunk before the first timed one: for a transport variant, whose
     # first apply sets up what its transport makes lazily (rma-fence's window pages are
-    # first touched by the first puts; benchmarks/tune_overhead.py prints each
+    # first touched by the first puts; dev/tune_overhead.py prints each
     # transport's first and second 64-grid apply); for the shortlist only where chunks
     # are shorter than the apply (Tuning).
     warm_up: bool = False

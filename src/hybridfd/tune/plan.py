@@ -89,7 +89,7 @@ def plan(
 # inode, size, modification time) and what it was asked for: the tuner reads the file at
 # every Operator(approach="auto"), and parsing and checking it costs 0.2-0.6 ms, a third
 # of the budget of a small job (the "calibration" part of a process's first tuning,
-# which benchmarks/tune_overhead.py reports apart). A file rewritten in any way
+# which dev/tune_overhead.py reports apart). A file rewritten in any way
 # (calibrate.save replaces it) has another identity and is read again.
 _CALIBRATIONS: dict[tuple, Costs] = {}
 

@@ -23,7 +23,7 @@ from hybridfd.tune.entrants import MIN_MARGIN, MIN_SAMPLES, Entrant, chunk_noise
 # What a race asks its driver for: apply one trial chunk with this candidate, timed or
 # not. Only an entrant with warm_up gets an untimed chunk: an Operator's constructor
 # touches its message buffers, and the kernel reads the grids in place, so on the default
-# transport its first apply is as fast as its second (benchmarks/tune_overhead.py prints
+# transport its first apply is as fast as its second (dev/tune_overhead.py prints
 # both per transport).
 Request = tuple[Candidate, bool]
 
