@@ -183,7 +183,7 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
     (``from_memory``): in cache while the grid and its output fit one core's share of the
     last-level cache, which a grid applied again and again then stays in; beyond that,
     from memory. (The padded entry's default, which cannot know, draws the line at the
-    L2: docs/design.md, "Prefetch, when the grid comes from memory".)"""
+    L2: docs/design.md, "The kernel".)"""
     stencil = hf.Stencil.laplace(2, 0.2)
     r = stencil.radius
     _, _, last_level_share = hf._core.cache_sizes()
