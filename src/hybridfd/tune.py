@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+from hybridfd import traits
 from hybridfd._collective import Problem as InputProblem
 from hybridfd._collective import agree
 from hybridfd._core import transport_support
@@ -64,7 +65,7 @@ FORMAT = "hybridfd-tune/1"
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
 MAX_SLOPE = 3
 # Schedules whose batches overlap computation; a slope only helps those.
-SLOPED_SCHEDULES = ("double-buffered", "overlap", "overlap-xy")
+SLOPED_SCHEDULES = traits.sloped_schedules()
 DEFAULT_TRIALS = 4
 # The trial chunk (:func:`trial_chunk`): the apply's own G where a chunk of G grids is
 # short (every batch up to G a candidate, each measured as the job runs it: as many
