@@ -48,7 +48,7 @@ endif
 	touch $@
 
 $(VENV)/.installed: $(VENV)/.deps $(SOURCES)
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP) install --quiet --no-build-isolation --no-deps .
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" $(PIP) install --quiet --no-build-isolation --no-deps -C cmake.define.HYBRIDFD_TESTING=ON .
 	touch $@
 
 demo: setup

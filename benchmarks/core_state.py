@@ -1,5 +1,5 @@
 """Whether another hardware thread shared the core during a timing, from the issue-rate
-probes taken around it (hybridfd._core.measure_issue_rate: about half its best when the
+probes taken around it (hybridfd._probes.measure_issue_rate: about half its best when the
 core is shared, as dev/core_sharing.py shows). One rule for every benchmark that splits
 its rounds by the core's state: kernel_throughput.py here, and dev/kernel_ab.py and
 dev/core_sharing.py through dev/core_state.py, a link to this file."""

@@ -44,6 +44,7 @@ import numpy as np
 from core_state import ALONE, SHARED, core_state
 
 import hybridfd as hf
+from hybridfd import _probes
 from hybridfd.arrays import empty_aligned, empty_padded
 from hybridfd.kernel import apply_padded
 
@@ -96,10 +97,10 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     source_lanes, target_lanes = source.reshape(-1).view(np.float64), target.reshape(-1).view(np.float64)
 
     def copy() -> None:
-        hf._core.stream_copy(source_lanes, target_lanes)
+        _probes.stream_copy(source_lanes, target_lanes)
 
     def copy_two_threads() -> None:
-        hf._core.stream_copy(source_lanes, target_lanes, 2)
+        _probes.stream_copy(source_lanes, target_lanes, 2)
 
     def memcpy() -> None:
         np.copyto(target, source)
@@ -112,13 +113,13 @@ def measure(shape: int, grids: int, dtype: str, repeats: int, numpy_repeats: int
     times: dict[str, list[float]] = {name: [] for name in names}
     probes: list[tuple[float, float]] = []  # before Copy and after the placed kernel, each repeat
     for repeat in range(repeats):  # interleaved, so drifts in machine load hit all alike
-        before = hf._core.measure_issue_rate(PROBE_SECONDS)
+        before = _probes.measure_issue_rate(PROBE_SECONDS)
         times["copy"].append(seconds(copy))
         times["copy_2_threads"].append(seconds(copy_two_threads))
         times["memcpy"].append(seconds(memcpy))
         times["kernel"].append(seconds(kernel))
         times["kernel_aligned"].append(seconds(kernel_aligned))
-        probes.append((before, hf._core.measure_issue_rate(PROBE_SECONDS)))
+        probes.append((before, _probes.measure_issue_rate(PROBE_SECONDS)))
         times["kernel_2_threads"].append(seconds(kernel_two_threads))
         if repeat < numpy_repeats:
             times["numpy"].append(seconds(numpy_stencil))
@@ -175,7 +176,7 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
     """One n^3 grid applied again and again, for each n: the kernel on one thread and on
     two, on one thread again on the same grid and output placed by hybridfd, and STREAM
     Copy of the same bytes (an array of the output's size), and the core's arithmetic
-    peak, each timed in C++ (``hybridfd._core.kernel_seconds`` / ``copy_seconds`` /
+    peak, each timed in C++ (``hybridfd._probes.kernel_seconds`` / ``copy_seconds`` /
     ``measure_arithmetic_peak``: fastest of ten windows, so a 16^3 grid's microseconds
     are not drowned by a call from Python), in ``CURVE_ROUNDS`` interleaved rounds:
     every ratio is taken within a round (``paired_median``). Sub-grids of 16^3..48^3 are what a rank
@@ -214,22 +215,22 @@ def size_curve(sizes: tuple[int, ...], seconds: float) -> list[dict]:
             probes: dict[str, list[tuple[float, float]]] = {"kernel": [], "kernel_aligned": []}
             flops = n**3 * flops_per_point(stencil, dtype)
             for _ in range(CURVE_ROUNDS):
-                multiply_add, fma = hf._core.measure_arithmetic_peak(seconds)
+                multiply_add, fma = _probes.measure_arithmetic_peak(seconds)
                 peak_seconds["multiply_add"].append(flops / (multiply_add * 1e9))
                 peak_seconds["fma"].append(flops / (fma * 1e9))
-                timings["copy"].append(hf._core.copy_seconds(source, target, seconds))
-                timings["copy_2_threads"].append(hf._core.copy_seconds(source, target, seconds, 2))
+                timings["copy"].append(_probes.copy_seconds(source, target, seconds))
+                timings["copy_2_threads"].append(_probes.copy_seconds(source, target, seconds, 2))
                 for grid, result, threads, name in (
                     (padded, out, 1, "kernel"),
                     (aligned, aligned_out, 1, "kernel_aligned"),
                     (padded, out, 2, "kernel_2_threads"),
                 ):
-                    before = hf._core.measure_issue_rate(PROBE_SECONDS)
+                    before = _probes.measure_issue_rate(PROBE_SECONDS)
                     timings[name].append(
-                        hf._core.kernel_seconds(stencil._core, grid, result, seconds, threads, not in_cache)
+                        _probes.kernel_seconds(stencil._core, grid, result, seconds, threads, not in_cache)
                     )
                     if threads == 1:
-                        probes[name].append((before, hf._core.measure_issue_rate(PROBE_SECONDS)))
+                        probes[name].append((before, _probes.measure_issue_rate(PROBE_SECONDS)))
             expected = hf.reference.apply_padded(stencil, padded)
             np.testing.assert_array_equal(out, expected)
             np.testing.assert_array_equal(aligned_out, expected)
@@ -424,7 +425,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="small grids, for a smoke run")
     args = parser.parse_args()
     cases = [(48, 1), (24, 8)] if args.quick else [(192, 1), (96, 32)]
-    peaks = [hf._core.measure_arithmetic_peak(0.3)]
+    peaks = [_probes.measure_arithmetic_peak(0.3)]
     rows = [
         measure(shape, grids, dtype, args.repeats, min(3, args.repeats))
         for shape, grids in cases
@@ -432,7 +433,7 @@ def main() -> int:
     ]
     curve = size_curve(SIZE_CURVE[:5] if args.quick else SIZE_CURVE, 0.05 if args.quick else 0.3)
     core_states(rows + curve)
-    peaks.append(hf._core.measure_arithmetic_peak(0.3))
+    peaks.append(_probes.measure_arithmetic_peak(0.3))
     multiply_add_peak = float(np.median([p[0] for p in peaks]))
     fma_peak = float(np.median([p[1] for p in peaks]))
     for row in rows:

@@ -5,7 +5,7 @@ issue rate, probed beside the kernel and the core's references, in turn, for a w
     .venv/bin/python dev/core_sharing.py --n 192                    # from memory
 
 Each sample, in turn on this thread, each over about 20 ms: the issue-rate probe
-(hybridfd._core.measure_issue_rate: independent register-only adds, which a core running
+(hybridfd._probes.measure_issue_rate: independent register-only adds, which a core running
 this thread alone issues at its full width and one shared with another hardware thread at
 about half), the multiply+add and FMA peaks (measure_arithmetic_peak), STREAM Copy of
 8 KiB (in the L1) and of the kernel's output's bytes, the kernel on one padded n^3 float64
@@ -32,6 +32,7 @@ import numpy as np
 from core_state import ALONE, SHARED, core_state
 
 import hybridfd as hf
+from hybridfd import _probes
 from hybridfd.arrays import empty_aligned, empty_padded
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -60,12 +61,10 @@ def sample_for(seconds: float, n: int) -> list[dict]:
     samples = []
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
-        issue_rate = hf._core.measure_issue_rate(WINDOW)
-        multiply_add, fma = hf._core.measure_arithmetic_peak(WINDOW)
-        copy_seconds = {
-            size: hf._core.copy_seconds(source, target, WINDOW) for size, (source, target) in copies.items()
-        }
-        kernel_seconds = hf._core.kernel_seconds(stencil._core, grid, out, WINDOW, 1, from_memory)
+        issue_rate = _probes.measure_issue_rate(WINDOW)
+        multiply_add, fma = _probes.measure_arithmetic_peak(WINDOW)
+        copy_seconds = {size: _probes.copy_seconds(source, target, WINDOW) for size, (source, target) in copies.items()}
+        kernel_seconds = _probes.kernel_seconds(stencil._core, grid, out, WINDOW, 1, from_memory)
         samples.append(
             {
                 "seconds": time.perf_counter() - start,

@@ -6,7 +6,7 @@ padded input's interior, and the output, at different offsets past a 64-byte lin
 numpy starts a large array 16 bytes past a line (malloc's header): a float64 output
 then lies "16 past", and a radius-2 padded input's interior "32 past" (two points in).
 hybridfd.arrays places both on a line (0 past). Each placement is timed in C++
-(``hybridfd._core.kernel_seconds``, fastest of ten windows) right after hybridfd's own
+(``hybridfd._probes.kernel_seconds``, fastest of ten windows) right after hybridfd's own
 placement (input 0, output 0), and the ratio of the two taken; medians over the rounds.
 The kernel is told where the grid lives as in benchmarks/kernel_throughput.py's size curve. Writes
 results/placement.json.
@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 import hybridfd as hf
+from hybridfd import _probes
 from hybridfd.arrays import placed_flat
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -53,7 +54,7 @@ def measure(n: int, dtype: str, rounds: int, seconds: float) -> list[dict]:
     pairs = [(i, o) for i in INPUT_OFFSETS for o in OUTPUT_OFFSETS]
 
     def timed(i: int, o: int) -> float:
-        return hf._core.kernel_seconds(stencil._core, inputs[i], outputs[o], seconds, 1, not in_cache)
+        return _probes.kernel_seconds(stencil._core, inputs[i], outputs[o], seconds, 1, not in_cache)
 
     # Each placement right after hybridfd's own, so that the machine's drifts (seconds
     # long here) hit both sides of a ratio alike.

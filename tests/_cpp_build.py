@@ -26,7 +26,8 @@ def compiler_launcher() -> list[str]:
 
 
 def install_core(build: Path, prefix: Path) -> tuple:
-    """Configures, builds and installs the core alone (with the same MPI as the package)."""
+    """Configures, builds and installs the core and the MiniMD app alone (with the same MPI
+    as the package)."""
     env = dict(os.environ, MPI_HOME=os.environ.get("MPI_HOME") or sys.prefix)
     generator = ["-G", "Ninja"] if shutil.which("ninja") else []
     run(
@@ -45,6 +46,7 @@ def install_core(build: Path, prefix: Path) -> tuple:
     run(["cmake", "--build", str(build), "--parallel", "2"], env=env)
     run(["cmake", "--install", str(build)], env=env)
     assert (prefix / "include" / "hybridfd" / "operator.hpp").exists()
+    assert (prefix / "include" / "hybridfd" / "minimd" / "minimd.hpp").exists()
     return prefix, env, generator
 
 

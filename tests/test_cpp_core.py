@@ -1,6 +1,7 @@
 """The C++ core is a CMake library usable without Python: build it on its own (as a
-C++ user would, with the same MPI), install it, build the example against the
-installed package with find_package(hybridfd), and run it under mpiexec."""
+C++ user would, with the same MPI), install it, build the example and the C++ tests
+(the core's and the MiniMD app's, hybridfd::minimd) against the installed package with
+find_package(hybridfd), and run them under mpiexec."""
 
 from __future__ import annotations
 
@@ -51,3 +52,12 @@ def test_tracer_buffers_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
     result = launch.run(ranks, [str(cpp_tests / "tracer_test")], timeout=120)
     assert not result.timed_out, result.output
     assert result.returncode == 0 and "ok" in result.output, result.output
+
+
+@pytest.mark.parametrize("ranks", [1, 2])
+def test_minimd_app_links_and_runs_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
+    """The installed hybridfd::minimd target: a melt with every particle exchange,
+    bit-identical to one rank."""
+    result = launch.run(ranks, [str(cpp_tests / "minimd_test")], timeout=300)
+    assert not result.timed_out, result.output
+    assert result.returncode == 0 and "ok (" in result.output, result.output

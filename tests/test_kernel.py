@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import hybridfd as hf
+from hybridfd import _probes
 from hybridfd.arrays import empty_aligned
 from hybridfd.kernel import apply_padded
 
@@ -60,14 +61,14 @@ def test_kernel_rejects_bad_arrays():
 
 
 def test_arithmetic_peak_is_measured():
-    multiply_add, fused = hf._core.measure_arithmetic_peak(0.02)
+    multiply_add, fused = _probes.measure_arithmetic_peak(0.02)
     assert multiply_add > 0.1 and fused > 0.1  # GFLOP/s; a real core does far more
 
 
 def test_issue_rate_is_measured():
     """Instructions per ns of a register-only loop: well above one even on a shared core
     (about 7 here when another hardware thread shares it, 14 alone)."""
-    assert 1.0 < hf._core.measure_issue_rate(0.005) < 200.0
+    assert 1.0 < _probes.measure_issue_rate(0.005) < 200.0
 
 
 def last_level_share_from_sysfs() -> int:
@@ -113,12 +114,12 @@ def test_timed_kernel_and_copy_compute_what_they_time(dtype, threads, from_memor
     stencil = make_stencil(2, symmetric=True)
     padded = random_padded((11, 9, 13), 2, dtype, seed=threads)
     out = np.zeros((11, 9, 13), dtype=dtype)
-    seconds = hf._core.kernel_seconds(stencil._core, padded, out, 0.001, threads, from_memory)
+    seconds = _probes.kernel_seconds(stencil._core, padded, out, 0.001, threads, from_memory)
     assert 0 < seconds < 1
     np.testing.assert_array_equal(out, hf.reference.apply_padded(stencil, padded))
     source = padded.reshape(-1).view(np.float64)
     target = np.zeros_like(source)
-    assert 0 < hf._core.copy_seconds(source, target, 0.001, threads) < 1
+    assert 0 < _probes.copy_seconds(source, target, 0.001, threads) < 1
     np.testing.assert_array_equal(target, source)
 
 
@@ -130,14 +131,14 @@ def test_stream_copy_on_threads_copies_every_value_and_no_more(threads, count):
     # array whose rest must stay untouched.
     source = np.arange(1.0, count + 1.0)
     whole = np.full(count + 16, -1.0)
-    hf._core.stream_copy(source, whole[:count], threads)
+    _probes.stream_copy(source, whole[:count], threads)
     np.testing.assert_array_equal(whole[:count], source)
     assert (whole[count:] == -1.0).all()
 
 
 def test_copy_on_threads_names_a_team_size_it_cannot_have():
     source = np.zeros(64)
-    for copy in (hf._core.stream_copy, lambda s, t, n: hf._core.copy_seconds(s, t, 0.01, n)):
+    for copy in (_probes.stream_copy, lambda s, t, n: _probes.copy_seconds(s, t, 0.01, n)):
         with pytest.raises(ValueError, match="threads 0"):
             copy(source, np.zeros(64), 0)
 
@@ -148,15 +149,15 @@ def test_timed_loops_name_a_bad_duration(seconds):
     padded, out = np.zeros((8, 8, 8)), np.zeros((4, 4, 4))
     match = re.escape(f"seconds {seconds:g} to time for must lie in (0, 3600]")
     with pytest.raises(ValueError, match=match):
-        hf._core.kernel_seconds(stencil._core, padded, out, seconds)
+        _probes.kernel_seconds(stencil._core, padded, out, seconds)
     with pytest.raises(ValueError, match=match):
-        hf._core.copy_seconds(padded.reshape(-1), np.zeros(512), seconds)
+        _probes.copy_seconds(padded.reshape(-1), np.zeros(512), seconds)
     with pytest.raises(ValueError, match=match):
-        hf._core.measure_arithmetic_peak(seconds)
+        _probes.measure_arithmetic_peak(seconds)
     with pytest.raises(ValueError, match=match):
-        hf._core.measure_issue_rate(seconds)
+        _probes.measure_issue_rate(seconds)
     with pytest.raises(ValueError, match="copy_seconds: source has 512 values, target 511"):
-        hf._core.copy_seconds(padded.reshape(-1), np.zeros(511), 0.01)
+        _probes.copy_seconds(padded.reshape(-1), np.zeros(511), 0.01)
 
 
 def test_symmetric_form_is_the_paired_sum():

@@ -11,11 +11,14 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include <atomic>
 #include <hybridfd/hybridfd.hpp>
+#include <hybridfd/minimd/minimd.hpp>
 #include <utility>
 
+#include "array_views.hpp"
+
 namespace nb = nanobind;
+namespace minimd = hybridfd::minimd;
 using namespace nb::literals;
 
 // mpi4py.MPI.Comm <-> MPI_Comm through mpi4py's C API, so the core and mpi4py share
@@ -39,48 +42,16 @@ struct type_caster<Comm> {
 };
 }  // namespace nanobind::detail
 
+#ifdef HYBRIDFD_TESTING
 namespace hybridfd_bindings {
-extern std::atomic<std::int64_t> allocations;
+void add_test_hooks(nb::module_& m);  // test_hooks.cpp
 }
+#endif
 
 namespace {
 
-using Array = nb::ndarray<nb::ro, nb::device::cpu>;
-
-std::string dtype_name(const nb::dlpack::dtype& type) {
-  const char* kind = "unknown";
-  switch (static_cast<nb::dlpack::dtype_code>(type.code)) {
-    case nb::dlpack::dtype_code::Int: kind = "int"; break;
-    case nb::dlpack::dtype_code::UInt: kind = "uint"; break;
-    case nb::dlpack::dtype_code::Float: kind = "float"; break;
-    case nb::dlpack::dtype_code::Complex: kind = "complex"; break;
-    case nb::dlpack::dtype_code::Bool: return "bool";
-    default: break;
-  }
-  return kind + std::to_string(type.bits);
-}
-
-// The caller keeps `dtype` alive as long as the returned view.
-hybridfd::ArrayRef view(const Array& array, const std::string& dtype, bool writable) {
-  hybridfd::ArrayRef ref;
-  ref.data = array.data();
-  ref.dtype = dtype;
-  ref.ndim = static_cast<int>(array.ndim());
-  ref.writable = writable;
-  const std::int64_t item = array.dtype().bits / 8;
-  for (int axis = 0; axis < std::min(ref.ndim, hybridfd::ArrayRef::max_dims); ++axis) {
-    ref.shape[axis] = static_cast<std::int64_t>(array.shape(axis));
-    ref.strides[axis] = array.stride(axis) * item;
-  }
-  return ref;
-}
-
-// Both arrays of an apply as checked views; the dtype names live in `names`.
-std::pair<hybridfd::ArrayRef, hybridfd::ArrayRef> views(const Array& in, const Array& out, bool out_writable,
-                                                        std::array<std::string, 2>& names) {
-  names = {dtype_name(in.dtype()), dtype_name(out.dtype())};
-  return {view(in, names[0], true), view(out, names[1], out_writable)};
-}
+using hybridfd_bindings::Array;
+using hybridfd_bindings::views;
 
 nb::tuple box_tuple(const hybridfd::Box& box) { return nb::make_tuple(box.offset, box.extent); }
 
@@ -140,14 +111,7 @@ using TagArray = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::
 
 NB_MODULE(_core, m) {
   if (import_mpi4py() < 0) throw nb::python_error();
-
-  nb::register_exception_translator([](const std::exception_ptr& error, void*) {
-    try {
-      std::rethrow_exception(error);
-    } catch (const hybridfd::TypeError& type_error) {
-      PyErr_SetString(PyExc_TypeError, type_error.what());
-    }
-  });
+  hybridfd_bindings::translate_type_errors();
 
   m.def("mpi_library_version", &hybridfd::mpi_library_version);
   m.def("build_flags", &hybridfd::build_flags);
@@ -163,48 +127,12 @@ NB_MODULE(_core, m) {
       },
       "approach"_a, "(model, schedule) of an approach's preset");
   m.def(
-      "stream_copy",
-      [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
-         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, int threads) {
-        if (source.size() != target.size())
-          throw hybridfd::ValueError("stream_copy: source has " + std::to_string(source.size()) + " values, target " +
-                                     std::to_string(target.size()));
-        nb::gil_scoped_release release;
-        hybridfd::stream_copy(source.data(), target.data(), static_cast<std::int64_t>(source.size()), threads);
-      },
-      "source"_a, "target"_a, "threads"_a = 1,
-      "STREAM Copy of float64 arrays (view complex128 as float64), in one contiguous part per thread.");
-  m.def(
       "cache_sizes",
       [] {
         const auto sizes = hybridfd::cache_sizes();
         return std::make_tuple(sizes.level1_data, sizes.level2, sizes.last_level_share);
       },
-      "(L1 data, L2, share of the last-level cache) of one core, in bytes: where a benchmark's grids live.");
-  m.def(
-      "copy_seconds",
-      [](const nb::ndarray<const double, nb::c_contig, nb::device::cpu>& source,
-         const nb::ndarray<double, nb::c_contig, nb::device::cpu>& target, double seconds, int threads) {
-        if (source.size() != target.size())
-          throw hybridfd::ValueError("copy_seconds: source has " + std::to_string(source.size()) + " values, target " +
-                                     std::to_string(target.size()));
-        nb::gil_scoped_release release;
-        return hybridfd::copy_seconds(source.data(), target.data(), static_cast<std::int64_t>(source.size()), seconds,
-                                      threads);
-      },
-      "source"_a, "target"_a, "seconds"_a = 0.2, "threads"_a = 1,
-      "Fastest seconds per STREAM Copy of float64 arrays (view complex128 as float64), timed in C++ (for benchmarks).");
-  m.def(
-      "measure_arithmetic_peak",
-      [](double seconds) {
-        const auto peak = hybridfd::measure_arithmetic_peak(seconds);
-        return std::make_tuple(peak.multiply_add_gflops, peak.fma_gflops);
-      },
-      "seconds"_a = 0.2, nb::call_guard<nb::gil_scoped_release>());
-  m.def("measure_issue_rate", &hybridfd::measure_issue_rate, "seconds"_a = 0.01,
-        nb::call_guard<nb::gil_scoped_release>(),
-        "Instructions per ns this thread issues in a register-only loop (about half when another hardware thread "
-        "shares the core).");
+      "(L1 data, L2, share of the last-level cache) of one core, in bytes: where a grid lives.");
   m.def("schedule_names", &hybridfd::schedule_names);
   m.def("trace_kind_names", [] {
     std::vector<std::string> names;
@@ -214,7 +142,7 @@ NB_MODULE(_core, m) {
   });
   m.def("model_names", &hybridfd::model_names);
   m.def("transport_names", &hybridfd::transport_names);
-  m.def("particle_transport_names", &hybridfd::particle_transport_names);
+  m.def("particle_transport_names", &minimd::particle_transport_names);
   m.def(
       "transport_support",
       [](const std::string& name) {
@@ -225,6 +153,46 @@ NB_MODULE(_core, m) {
         return result;
       },
       "transport"_a, "the schedules and models the transport works with");
+  m.def("schedule_traits", [] {
+    nb::dict result;
+    for (const std::string& name : hybridfd::schedule_names()) {
+      const hybridfd::ScheduleTraits traits = hybridfd::schedule_traits(name);
+      nb::dict entry;
+      entry["exchanges_per_batch"] = traits.exchanges_per_batch;
+      entry["hides_exchange_behind"] = std::string(traits.hides_exchange_behind);
+      entry["takes_slope"] = traits.takes_slope;
+      result[name.c_str()] = entry;
+    }
+    return result;
+  });
+  m.def("model_traits", [] {
+    nb::dict result;
+    for (const std::string& name : hybridfd::model_names()) {
+      const hybridfd::ModelTraits traits = hybridfd::model_traits(name);
+      nb::dict entry;
+      entry["thread_level"] = std::string(hybridfd::thread_level_name(traits.thread_level));
+      entry["grid_workers"] = std::string(traits.grid_workers);
+      entry["at_scale"] = std::string(traits.at_scale);
+      result[name.c_str()] = entry;
+    }
+    return result;
+  });
+  m.def("transport_traits", [] {
+    nb::dict result;
+    for (const std::string& name : hybridfd::transport_names()) {
+      const hybridfd::TransportTraits traits = hybridfd::transport_traits(name);
+      const hybridfd::TransportSupport support = hybridfd::transport_support(name);
+      nb::dict entry;
+      entry["mpi_version"] = traits.mpi_version;
+      entry["mpi_needs"] = std::string(traits.mpi_needs);
+      entry["collective_setup"] = traits.collective_setup;
+      entry["unavailable"] = hybridfd::transport_unavailable(name);
+      entry["schedules"] = support.schedules;
+      entry["models"] = support.models;
+      result[name.c_str()] = entry;
+    }
+    return result;
+  });
   m.def("automatic_grid", &hybridfd::automatic_grid, "shape"_a, "ranks"_a);
   m.def("total_surface", &hybridfd::total_surface, "shape"_a, "grid"_a);
   m.def(
@@ -286,19 +254,6 @@ NB_MODULE(_core, m) {
       },
       "stencil"_a, "padded"_a, "output"_a, "output_writable"_a, "region"_a = nb::none(), "threads"_a = 1,
       "from_memory"_a = nb::none());
-  m.def(
-      "kernel_seconds",
-      [](const hybridfd::Stencil& stencil, const Array& padded, const Array& out, double seconds, int threads,
-         std::optional<bool> from_memory) {
-        std::array<std::string, 2> names;
-        const auto [padded_view, out_view] = views(padded, out, true, names);
-        nb::gil_scoped_release release;
-        return hybridfd::kernel_seconds(stencil, padded_view, out_view, seconds, threads, from_memory);
-      },
-      "stencil"_a, "padded"_a, "output"_a, "seconds"_a = 0.2, "threads"_a = 1, "from_memory"_a = nb::none(),
-      "Fastest seconds per kernel application to a whole padded grid, split over `threads` threads by x-slabs, "
-      "timed in C++ (for benchmarks).");
-
   nb::class_<hybridfd::Decomposition>(m, "Decomposition")
       .def(
           "__init__",
@@ -362,25 +317,25 @@ NB_MODULE(_core, m) {
       .def_prop_ro("polls_local_memory", &hybridfd::RingWindow::polls_local_memory);
 
   // The MiniMD Lennard-Jones mini-app (hybridfd.particles is its front).
-  nb::class_<hybridfd::LennardJones>(m, "LennardJones")
+  nb::class_<minimd::LennardJones>(m, "LennardJones")
       .def(
           "__init__",
-          [](hybridfd::LennardJones* self, Comm comm, const std::array<double, 3>& box, const DoubleArray& positions,
+          [](minimd::LennardJones* self, Comm comm, const std::array<double, 3>& box, const DoubleArray& positions,
              const DoubleArray& velocities, const TagArray& tags, double cutoff, double skin, double dt,
              int reneighbor_every, const std::string& transport, const std::optional<hybridfd::ProcessGrid>& grid) {
-            const hybridfd::LennardJonesOptions options{cutoff, skin, dt, reneighbor_every, transport, grid};
+            const minimd::LennardJonesOptions options{cutoff, skin, dt, reneighbor_every, transport, grid};
             const std::span<const double> position_values(positions.data(), positions.size());
             const std::span<const double> velocity_values(velocities.data(), velocities.size());
             const std::span<const std::int64_t> tag_values(tags.data(), tags.size());
             nb::gil_scoped_release release;
-            new (self) hybridfd::LennardJones(comm.handle, box, position_values, velocity_values, tag_values, options);
+            new (self) minimd::LennardJones(comm.handle, box, position_values, velocity_values, tag_values, options);
           },
           "comm"_a, "box"_a, "positions"_a, "velocities"_a, "tags"_a, "cutoff"_a, "skin"_a, "dt"_a,
           "reneighbor_every"_a, "transport"_a, "grid"_a = nb::none())
       .def(
           "run",
-          [](hybridfd::LennardJones& self, std::int64_t steps, std::int64_t thermo_every, bool census) {
-            std::vector<hybridfd::ThermoRecord> records;
+          [](minimd::LennardJones& self, std::int64_t steps, std::int64_t thermo_every, bool census) {
+            std::vector<minimd::ThermoRecord> records;
             {
               nb::gil_scoped_release release;
               records = self.run(steps, thermo_every, census);
@@ -398,18 +353,9 @@ NB_MODULE(_core, m) {
             return result;
           },
           "steps"_a, "thermo_every"_a, "census"_a = false)
-      .def(
-          "run_counting_allocations",
-          [](hybridfd::LennardJones& self, std::int64_t steps) {
-            nb::gil_scoped_release release;
-            const std::int64_t before = hybridfd_bindings::allocations.load();
-            self.run(steps, 0);
-            return hybridfd_bindings::allocations.load() - before;
-          },
-          "steps"_a, "run without thermo between, returning the C++ heap allocations the core made (for tests)")
       .def("gather",
-           [](const hybridfd::LennardJones& self) {
-             hybridfd::GatheredAtoms atoms;
+           [](const minimd::LennardJones& self) {
+             minimd::GatheredAtoms atoms;
              {
                nb::gil_scoped_release release;
                atoms = self.gather();
@@ -417,23 +363,23 @@ NB_MODULE(_core, m) {
              return nb::make_tuple(numpy_array(std::move(atoms.tags)), numpy_rows_of_3(std::move(atoms.positions)),
                                    numpy_rows_of_3(std::move(atoms.velocities)));
            })
-      .def_prop_ro("step", &hybridfd::LennardJones::step)
-      .def_prop_ro("atoms", &hybridfd::LennardJones::atoms)
-      .def_prop_ro("grid", &hybridfd::LennardJones::grid)
-      .def_prop_ro("owned_atoms", &hybridfd::LennardJones::owned_atoms)
-      .def_prop_ro("ghost_atoms", &hybridfd::LennardJones::ghost_atoms)
-      .def_prop_ro("neighbour_pairs", &hybridfd::LennardJones::neighbour_pairs)
-      .def_prop_ro("largest_border_message", &hybridfd::LennardJones::largest_border_message)
-      .def_prop_ro("migration_hops", &hybridfd::LennardJones::migration_hops)
+      .def_prop_ro("step", &minimd::LennardJones::step)
+      .def_prop_ro("atoms", &minimd::LennardJones::atoms)
+      .def_prop_ro("grid", &minimd::LennardJones::grid)
+      .def_prop_ro("owned_atoms", &minimd::LennardJones::owned_atoms)
+      .def_prop_ro("ghost_atoms", &minimd::LennardJones::ghost_atoms)
+      .def_prop_ro("neighbour_pairs", &minimd::LennardJones::neighbour_pairs)
+      .def_prop_ro("largest_border_message", &minimd::LennardJones::largest_border_message)
+      .def_prop_ro("migration_hops", &minimd::LennardJones::migration_hops)
       .def_prop_ro("census",
-                   [](const hybridfd::LennardJones& self) {
+                   [](const minimd::LennardJones& self) {
                      nb::list result;
                      for (const auto& entry : self.census())
                        result.append(nb::make_tuple(entry.step, entry.atoms, entry.tag_sum));
                      return result;
                    })
       .def_prop_ro("times",
-                   [](const hybridfd::LennardJones& self) {
+                   [](const minimd::LennardJones& self) {
                      const auto& times = self.times();
                      nb::dict result;
                      result["steps"] = times.steps;
@@ -444,7 +390,7 @@ NB_MODULE(_core, m) {
                      result["thermo"] = times.thermo;
                      return result;
                    })
-      .def("reset_times", &hybridfd::LennardJones::reset_times);
+      .def("reset_times", &minimd::LennardJones::reset_times);
 
   nb::class_<hybridfd::Operator>(m, "Operator")
       .def(
@@ -472,18 +418,6 @@ NB_MODULE(_core, m) {
             self.apply(in_view, out_view, phases ? &*phases : nullptr);
           },
           "input"_a, "output"_a, "output_writable"_a, "phases"_a = nb::none())
-      .def(
-          "apply_counting_allocations",
-          [](hybridfd::Operator& self, const Array& in, const Array& out, bool out_writable) {
-            std::array<std::string, 2> names;
-            const auto [in_view, out_view] = views(in, out, out_writable, names);
-            nb::gil_scoped_release release;
-            const std::int64_t before = hybridfd_bindings::allocations.load();
-            self.apply(in_view, out_view);
-            return hybridfd_bindings::allocations.load() - before;
-          },
-          "input"_a, "output"_a, "output_writable"_a,
-          "apply, returning how many C++ heap allocations the core made meanwhile (for tests)")
       .def_prop_ro("phase_times",
                    [](const hybridfd::Operator& self) {
                      const auto& times = self.phase_times();
@@ -519,4 +453,8 @@ NB_MODULE(_core, m) {
         result["progress"] = config.progress;
         return result;
       });
+
+#ifdef HYBRIDFD_TESTING
+  hybridfd_bindings::add_test_hooks(m);
+#endif
 }

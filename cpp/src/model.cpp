@@ -1,5 +1,5 @@
-// Model registry: one line per model, with the MPI thread level it needs once it runs
-// more than one thread.
+// Model registry: one line per model, with its traits (the MPI thread level it needs
+// once it runs more than one thread, which threads compute, how it is simulated at scale).
 #include "hybridfd/model.hpp"
 
 #include <mpi.h>
@@ -18,18 +18,18 @@ namespace {
 
 struct Entry {
   std::unique_ptr<Model> (*make)(const ModelContext&);
-  int thread_level;  // needed with more than one thread
+  ModelTraits traits;
 };
 
 const detail::Registry<Entry>& registry() {
   static const detail::Registry<Entry> models{
       "model",
       {
-          {"flat", {make_flat_model, MPI_THREAD_SINGLE}},
-          {"multiple", {make_multiple_model, MPI_THREAD_MULTIPLE}},
-          {"masteronly", {make_masteronly_model, MPI_THREAD_FUNNELED}},
-          {"masteronly-threaded-comm", {make_masteronly_threaded_comm_model, MPI_THREAD_MULTIPLE}},
-          {"funneled-overlap", {make_funneled_overlap_model, MPI_THREAD_FUNNELED}},
+          {"flat", {make_flat_model, {MPI_THREAD_SINGLE, "one", "rank-per-core"}}},
+          {"multiple", {make_multiple_model, {MPI_THREAD_MULTIPLE, "one", "grid-groups"}}},
+          {"masteronly", {make_masteronly_model, {MPI_THREAD_FUNNELED, "all", "node-cores"}}},
+          {"masteronly-threaded-comm", {make_masteronly_threaded_comm_model, {MPI_THREAD_MULTIPLE, "all", "none"}}},
+          {"funneled-overlap", {make_funneled_overlap_model, {MPI_THREAD_FUNNELED, "all-but-one", "none"}}},
       }};
   return models;
 }
@@ -42,8 +42,10 @@ std::unique_ptr<Model> make_model(std::string_view name, const ModelContext& con
 
 std::vector<std::string> model_names() { return registry().names(); }
 
+ModelTraits model_traits(std::string_view name) { return registry().at(name).traits; }
+
 int required_thread_level(std::string_view model, int threads) {
-  const int level = registry().at(model).thread_level;
+  const int level = registry().at(model).traits.thread_level;
   return threads > 1 ? level : MPI_THREAD_SINGLE;
 }
 

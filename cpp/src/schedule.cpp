@@ -1,4 +1,4 @@
-// Schedule registry: one line per schedule.
+// Schedule registry: one line per schedule, with its traits.
 #include "hybridfd/schedule.hpp"
 
 #include "registry.hpp"
@@ -13,17 +13,21 @@ std::unique_ptr<Schedule> make_overlap_xy_schedule(const ScheduleContext& contex
 
 namespace {
 
-using Factory = std::unique_ptr<Schedule> (*)(const ScheduleContext&);
+struct Entry {
+  std::unique_ptr<Schedule> (*make)(const ScheduleContext&);
+  ScheduleTraits traits;
+};
 
-const detail::Registry<Factory>& registry() {
-  static const detail::Registry<Factory> schedules{"schedule",
-                                                   {
-                                                       {"serial-dims", make_serial_dims_schedule},
-                                                       {"all-dims", make_all_dims_schedule},
-                                                       {"double-buffered", make_double_buffered_schedule},
-                                                       {"overlap", make_overlap_schedule},
-                                                       {"overlap-xy", make_overlap_xy_schedule},
-                                                   }};
+const detail::Registry<Entry>& registry() {
+  static const detail::Registry<Entry> schedules{
+      "schedule",
+      {
+          {"serial-dims", {make_serial_dims_schedule, {3, "nothing", false}}},
+          {"all-dims", {make_all_dims_schedule, {1, "nothing", false}}},
+          {"double-buffered", {make_double_buffered_schedule, {1, "previous-batch", true}}},
+          {"overlap", {make_overlap_schedule, {1, "interior", true}}},
+          {"overlap-xy", {make_overlap_xy_schedule, {1, "interior-rows", true}}},
+      }};
   return schedules;
 }
 
@@ -34,7 +38,9 @@ std::vector<std::string> schedule_names() { return registry().names(); }
 void check_schedule_name(std::string_view name) { registry().at(name); }
 
 std::unique_ptr<Schedule> make_schedule(std::string_view name, const ScheduleContext& context) {
-  return registry().at(name)(context);
+  return registry().at(name).make(context);
 }
+
+ScheduleTraits schedule_traits(std::string_view name) { return registry().at(name).traits; }
 
 }  // namespace hybridfd

@@ -1,6 +1,6 @@
-// Transport registry: one line per transport, with the schedules and models it supports
-// (none listed: all) and, for one that needs more of MPI than the others, a check that
-// this MPI library has it.
+// Transport registry: one line per transport, with what it needs of MPI (its traits),
+// the schedules and models it supports (none listed: all) and, for one that needs more
+// of MPI than the others, a check that this MPI library has it.
 #include "hybridfd/transport.hpp"
 
 #include <algorithm>
@@ -8,7 +8,6 @@
 
 #include "format.hpp"
 #include "hybridfd/model.hpp"
-#include "hybridfd/particle_exchange.hpp"
 #include "hybridfd/schedule.hpp"
 #include "registry.hpp"
 
@@ -23,14 +22,12 @@ std::unique_ptr<Transport> make_partitioned_transport(MPI_Comm comm, const Trans
 std::vector<std::unique_ptr<Transport>> make_partitioned_thread_transports(std::span<const MPI_Comm> comms,
                                                                            const TransportLimits& limits);
 std::string partitioned_unavailable();
-std::unique_ptr<ParticleExchange> make_p2p_particle_exchange(MPI_Comm comm);
-std::unique_ptr<ParticleExchange> make_rma_fence_particle_exchange(MPI_Comm comm);
-std::unique_ptr<ParticleExchange> make_rma_notify_particle_exchange(MPI_Comm comm);
 
 namespace {
 
 struct Entry {
   std::unique_ptr<Transport> (*make)(MPI_Comm, const TransportLimits&);
+  TransportTraits traits;
   std::vector<std::string> models = {};     // empty: every model
   std::vector<std::string> schedules = {};  // empty: every schedule
   // Threads that share the transport's MPI requests (else one transport per thread).
@@ -38,26 +35,31 @@ struct Entry {
                                                               const TransportLimits&) = nullptr;
   // Why this MPI library cannot run the transport, or "" if it can.
   std::string (*unavailable)() = nullptr;
-  // The particle exchange of the same design (MiniMD's irregular halos), or none.
-  std::unique_ptr<ParticleExchange> (*make_particles)(MPI_Comm) = nullptr;
 };
 
 const detail::Registry<Entry>& registry() {
   static const detail::Registry<Entry> transports{
       "transport",
       {
-          {"neighbor", {make_neighbor_transport}},
-          {"p2p", {.make = make_p2p_transport, .make_particles = make_p2p_particle_exchange}},
+          {"neighbor",
+           {make_neighbor_transport,
+            {3, "neighbourhood collectives (MPI_Dist_graph_create_adjacent, MPI_Ineighbor_alltoallw)", true}}},
+          {"p2p", {make_p2p_transport, {1, "point-to-point (MPI_Irecv, MPI_Isend)", false}}},
           // One partition per thread of the multiple model; flat is its one-thread case.
           {"partitioned",
            {make_partitioned_transport,
+            {4, "partitioned communication (MPI_Psend_init, MPI_Precv_init, MPI_Pready, MPI_Parrived)", true},
             {"flat", "multiple"},
             {},
             make_partitioned_thread_transports,
             partitioned_unavailable}},
-          {"persistent", {make_persistent_transport}},
-          {"rma-fence", {.make = make_rma_fence_transport, .make_particles = make_rma_fence_particle_exchange}},
-          {"rma-notify", {.make = make_rma_notify_transport, .make_particles = make_rma_notify_particle_exchange}},
+          {"persistent",
+           {make_persistent_transport, {1, "persistent point-to-point (MPI_Recv_init, MPI_Send_init)", false}}},
+          {"rma-fence",
+           {make_rma_fence_transport, {3, "one-sided windows with fences (MPI_Win_allocate, MPI_Put)", true}}},
+          {"rma-notify",
+           {make_rma_notify_transport,
+            {3, "one-sided windows with passive-target atomics (MPI_Win_lock_all, MPI_Fetch_and_op, MPI_Put)", true}}},
       }};
   return transports;
 }
@@ -93,8 +95,14 @@ TransportSupport transport_support(std::string_view name) {
           entry.models.empty() ? model_names() : entry.models};
 }
 
+TransportTraits transport_traits(std::string_view name) { return registry().at(name).traits; }
+
+std::string transport_unavailable(std::string_view name) {
+  const Entry& entry = registry().at(name);
+  return entry.unavailable ? entry.unavailable() : std::string();
+}
+
 void check_transport_support(std::string_view transport, std::string_view schedule, std::string_view model) {
-  const Entry& entry = registry().at(transport);
   const TransportSupport support = transport_support(transport);
   const auto has = [](const std::vector<std::string>& names, std::string_view name) {
     return std::find(names.begin(), names.end(), name) != names.end();
@@ -103,51 +111,7 @@ void check_transport_support(std::string_view transport, std::string_view schedu
     throw ValueError(detail::concat("transport '", transport, "' does not support model '", model, "' with schedule '",
                                     schedule, "'; it supports the models ", listed(support.models),
                                     " with the schedules ", listed(support.schedules)));
-  if (entry.unavailable)
-    if (const std::string why = entry.unavailable(); !why.empty()) throw ValueError(why);
-}
-
-std::vector<std::string> particle_transport_names() {
-  std::vector<std::string> names;
-  for (const std::string& name : registry().names())
-    if (registry().at(name).make_particles) names.push_back(name);
-  return names;
-}
-
-void check_particle_transport(std::string_view transport) {
-  const std::vector<std::string> names = registry().names();
-  if (std::find(names.begin(), names.end(), transport) == names.end())
-    throw ValueError(detail::concat("unknown transport '", transport,
-                                    "'; particle transports: ", listed(particle_transport_names())));
-  if (!registry().at(transport).make_particles)
-    throw ValueError(detail::concat(
-        "transport '", transport,
-        "' moves grid faces only, not particles; particle transports: ", listed(particle_transport_names())));
-}
-
-std::unique_ptr<ParticleExchange> make_particle_exchange(std::string_view transport, MPI_Comm comm) {
-  check_particle_transport(transport);
-  return registry().at(transport).make_particles(comm);
-}
-
-std::int64_t largest_remote_send(std::span<const ParticleSend> sends, int self, MPI_Comm comm, bool agree) {
-  std::int64_t largest = 0;
-  for (const ParticleSend& send : sends)
-    if (send.neighbour != MPI_PROC_NULL && send.neighbour != self) largest = std::max(largest, send.count);
-  if (agree) MPI_Allreduce(MPI_IN_PLACE, &largest, 1, MPI_INT64_T, MPI_MAX, comm);
-  return largest;
-}
-
-void deliver_particles_to_self(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, int self) {
-  for (const ParticleSend& send : sends) {
-    if (send.neighbour != self) continue;
-    for (ParticleReceive& receive : receives)
-      if (receive.neighbour == self && receive.direction == send.direction) {
-        double* into = receive.buffer->reserve(send.count);
-        std::memcpy(into, send.data, static_cast<std::size_t>(send.count) * sizeof(double));
-        receive.buffer->count = send.count;
-      }
-  }
+  if (const std::string why = transport_unavailable(transport); !why.empty()) throw ValueError(why);
 }
 
 void deliver_to_self(std::span<const FaceMessage> messages, int self) {

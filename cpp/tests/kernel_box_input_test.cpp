@@ -18,8 +18,8 @@
 #include <random>
 #include <vector>
 
+#include "hybridfd/caches.hpp"
 #include "hybridfd/kernel.hpp"
-#include "hybridfd/peak.hpp"
 
 namespace {
 

@@ -1,5 +1,5 @@
-// hybridfd-bench: the pure C++ driver (DESIGN.md, cpp/tools). Runs one configuration of
-// the Operator on the C++ core alone, with the options of `hybridfd run`, and prints the
+// hybridfd-bench: the pure C++ driver (docs/design.md, cpp/tools). Runs one configuration
+// of the Operator on the C++ core alone, with the options of `hybridfd run`, and prints the
 // same JSON result record (src/hybridfd/schemas/result.schema.json). Its input is the
 // formula field of test_field.hpp; the result is checked against the stencil evaluated
 // directly on that formula where the problem is small, and summarised by a checksum that

@@ -1,19 +1,16 @@
-// Umbrella header for C++ users: #include <hybridfd/hybridfd.hpp>.
+// Umbrella header for C++ users of the library: #include <hybridfd/hybridfd.hpp>. The
+// MiniMD mini-app has its own (hybridfd/minimd/minimd.hpp, target hybridfd::minimd).
 #pragma once
 
 #include "hybridfd/array_ref.hpp"
+#include "hybridfd/caches.hpp"
 #include "hybridfd/decomposition.hpp"
 #include "hybridfd/domain.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"
-#include "hybridfd/lennard_jones.hpp"
 #include "hybridfd/model.hpp"
-#include "hybridfd/neighbour_list.hpp"
 #include "hybridfd/operator.hpp"
-#include "hybridfd/particle_exchange.hpp"
-#include "hybridfd/particles.hpp"
-#include "hybridfd/peak.hpp"
 #include "hybridfd/ring_window.hpp"
 #include "hybridfd/schedule.hpp"
 #include "hybridfd/stencil.hpp"

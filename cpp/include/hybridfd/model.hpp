@@ -1,4 +1,4 @@
-// Model: who does what inside a rank (DESIGN.md; GPAW journal Sect. 6 and Fig. 6.1;
+// Model: who does what inside a rank (docs/design.md; GPAW journal Sect. 6 and Fig. 6.1;
 // Rabenseifner and Wellein 2003, Sect. 2 and 5). A model is one file in cpp/src/models/
 // plus one line in the registry in model.cpp.
 #pragma once
@@ -50,6 +50,21 @@ class Model {
 // naming the model and listing the known ones.
 std::unique_ptr<Model> make_model(std::string_view name, const ModelContext& context);
 std::vector<std::string> model_names();
+// What a model does with its threads, declared in its registry line.
+struct ModelTraits {
+  int thread_level;  // the MPI thread level (MPI_THREAD_*) it needs with more than one thread
+  // Which threads compute each grid: "one" (flat's one thread; multiple's threads each
+  // their own grids), "all" (the team shares every grid), "all-but-one" (thread 0 mostly
+  // communicates, funneled-overlap).
+  std::string_view grid_workers;
+  // How hybridfd-bench stands in for it in a simulation at scale (docs/simulation.md):
+  // "rank-per-core" (flat as it is), "grid-groups" (multiple: a flat rank per core, the
+  // grids split into one group per core of a node), "node-cores" (masteronly: a flat
+  // rank per node computing at its cores' rate), or "none" (not simulated at scale).
+  std::string_view at_scale;
+};
+// Throws ValueError naming the model and listing the known ones.
+ModelTraits model_traits(std::string_view name);
 // The MPI thread level (MPI_THREAD_*) the model needs with `threads` threads. Throws
 // ValueError naming an unknown model.
 int required_thread_level(std::string_view model, int threads);

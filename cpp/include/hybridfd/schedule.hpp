@@ -1,6 +1,6 @@
 // Schedule: in which order halo exchange and compute happen across the grids of one
-// apply (DESIGN.md). A schedule is one file in cpp/src/schedules/ plus one line in the
-// registry in schedule.cpp.
+// apply (docs/design.md). A schedule is one file in cpp/src/schedules/ plus one line in
+// the registry in schedule.cpp.
 #pragma once
 
 #include <cstdint>
@@ -56,6 +56,19 @@ class Schedule {
   // writing `out`. Buffers were sized at construction; nothing is allocated here.
   virtual void apply(const double* in, double* out, std::int64_t grids) = 0;
 };
+
+// What a schedule does with a batch's halo exchange, declared in its registry line: what
+// a performance model of it needs (hybridfd.perfmodel) and which settings matter to it.
+struct ScheduleTraits {
+  int exchanges_per_batch;  // exchanges one after another per batch (serial-dims: x, then y, then z)
+  // What the batch's exchange waits behind: "nothing", "previous-batch" (its compute hides
+  // the next batch's exchange), "interior" (the batch's own interior), "interior-rows"
+  // (the interior's whole rows, behind which only the x and y faces move).
+  std::string_view hides_exchange_behind;
+  bool takes_slope;  // a slope (smaller first batches) shortens the exchange nothing hides
+};
+// Throws ValueError naming the schedule and listing the known ones.
+ScheduleTraits schedule_traits(std::string_view name);
 
 // Throws ValueError naming the schedule and listing the known ones.
 std::unique_ptr<Schedule> make_schedule(std::string_view name, const ScheduleContext& context);

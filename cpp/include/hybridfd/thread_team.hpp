@@ -1,4 +1,4 @@
-// ThreadTeam: the threads of one Operator (DESIGN.md, "Model"). Built on the OpenMP
+// ThreadTeam: the threads of one Operator (docs/design.md, "Models"). Built on the OpenMP
 // runtime, so OMP_NUM_THREADS, OMP_PLACES and OMP_PROC_BIND place the threads the way
 // users of OpenMP codes expect, and the runtime keeps its threads between applies.
 #pragma once

@@ -1,5 +1,6 @@
-// Tracer: what each thread of each rank did when, during an Operator's applies (DESIGN.md;
-// the communication and computation profile of the GPAW journal, Sect. 7.1, Fig. 7.1).
+// Tracer: what each thread of each rank did when, during an Operator's applies
+// (docs/design.md; the communication and computation profile of the GPAW journal, Sect.
+// 7.1, Fig. 7.1).
 //
 // Events go into buffers allocated when tracing starts, one per thread, each written by its
 // own thread only: no allocation, no lock and no Python while an apply runs. A full buffer

@@ -1,4 +1,4 @@
-// Transport: how face messages move between ranks (DESIGN.md). A transport is one
+// Transport: how face messages move between ranks (docs/design.md). A transport is one
 // file in cpp/src/transports/ plus one line in the registry in transport.cpp.
 #pragma once
 
@@ -52,8 +52,9 @@ struct TransportLimits {
   std::int64_t max_lanes = 0;  // float64 lanes of the largest message
 };
 
-// Collective over comm for the one-sided transports (they make an MPI window). Throws
-// ValueError naming the transport and listing the known ones.
+// Collective over comm for a transport whose traits say collective_setup (the one-sided
+// ones make an MPI window). Throws ValueError naming the transport and listing the known
+// ones.
 std::unique_ptr<Transport> make_transport(std::string_view name, MPI_Comm comm, const TransportLimits& limits);
 std::vector<std::string> transport_names();
 // Throws ValueError naming the transport and listing the known ones.
@@ -72,6 +73,18 @@ struct TransportSupport {
   std::vector<std::string> models;
 };
 TransportSupport transport_support(std::string_view name);
+// What a transport needs of the MPI library, declared in its registry line.
+struct TransportTraits {
+  int mpi_version;             // the MPI standard (major version) that introduced what it uses
+  std::string_view mpi_needs;  // that part of MPI, with the calls it makes
+  bool collective_setup;       // making it is collective over the communicator
+};
+// Throws ValueError naming the transport and listing the known ones.
+TransportTraits transport_traits(std::string_view name);
+// Why this MPI library (and the header hybridfd was built with) cannot run the
+// transport, or "" if it can. Local.
+std::string transport_unavailable(std::string_view name);
+
 // Local. Throws ValueError if the transport does not support the schedule or the model
 // (listing what it does support), or cannot run on this MPI library (naming it).
 void check_transport_support(std::string_view transport, std::string_view schedule, std::string_view model);

@@ -1,7 +1,7 @@
 // neighbor: a batch's faces move in one neighbourhood collective, MPI_Ineighbor_alltoallw
 // (MPI-3), or a persistent MPI_Neighbor_alltoallw_init made once per distinct batch and
 // restarted with MPI_Start (MPI-4; used when both the header and the library are MPI-4).
-// Beyond the seed papers: the library sees the whole exchange at once and may schedule it.
+// Beyond the GPAW papers: the library sees the whole exchange at once and may schedule it.
 //
 // Over a distributed-graph communicator of this rank's distinct neighbours, not the
 // Cartesian one: a periodic axis cut into 2 boxes lists one rank as both neighbours, and

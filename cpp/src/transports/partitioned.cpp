@@ -1,5 +1,5 @@
 // partitioned: MPI-4 partitioned communication with one partition per thread of the
-// multiple model (beyond the seed papers; what Rabenseifner's "multiple" threads look
+// multiple model (beyond the GPAW papers; what Rabenseifner's "multiple" threads look
 // like to MPI-4). Per direction of travel there is one MPI_Psend_init to the neighbour
 // that way and one MPI_Precv_init from the neighbour the other way, shared by the rank's
 // threads: thread t packs its faces into partition t and marks it with MPI_Pready, and

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from hybridfd import traits
 from hybridfd.perfmodel.formula import batch_runs
 
 
@@ -194,14 +195,13 @@ def slowest_problem(decomposition: object, radius: int, grids: int) -> Problem:
     return max(problems, key=lambda p: (p.points, p.bytes_per_grid, p.messages_per_batch))
 
 
-# What each schedule overlaps (cpp/src/schedules/): serial-dims exchanges x, y, z in turn
-# (three latencies, nothing hidden); all-dims exchanges all at once, nothing hidden;
-# double-buffered hides batch k+1's exchange behind batch k's computation (Fig. 5.2);
-# overlap hides a batch's own exchange behind its interior; overlap-xy only its x and y
-# faces', behind an interior of whole rows, the z faces waited for first.
-EXCHANGES_PER_BATCH = {"serial-dims": 3, "all-dims": 1, "double-buffered": 1, "overlap": 1, "overlap-xy": 1}
-# Models whose threads share every batch (one team synchronisation per batch).
-_UNTHREADED = ("flat", "multiple")
+# What each schedule overlaps, as its registry line declares (hybridfd.traits): serial-dims
+# exchanges x, y, z in turn (three latencies, nothing hidden); all-dims exchanges all at
+# once, nothing hidden; double-buffered hides batch k+1's exchange behind batch k's
+# computation (Fig. 5.2); overlap hides a batch's own exchange behind its interior;
+# overlap-xy only its x and y faces', behind an interior of whole rows, the z faces
+# waited for first.
+EXCHANGES_PER_BATCH = traits.exchanges_per_batch()
 
 
 @dataclass(frozen=True)
@@ -265,8 +265,9 @@ def _rows(settings: Settings, grids: int) -> _Rows:
     schedule = np.array(settings.schedule, dtype=object)
     multiple = model == "multiple"
     per_thread = np.where(multiple, -(-grids // threads), grids)
+    grid_workers = np.array([traits.model_traits()[name]["grid_workers"] for name in settings.model], dtype=object)
     workers = np.where(
-        np.isin(model, _UNTHREADED), 1, np.where(model == "funneled-overlap", np.maximum(threads - 1, 1), threads)
+        grid_workers == "one", 1, np.where(grid_workers == "all-but-one", np.maximum(threads - 1, 1), threads)
     )
     sizes, counts, previous = batch_runs(
         per_thread, np.array(settings.batch), np.array(settings.slope), settings.slope_kind
@@ -274,10 +275,11 @@ def _rows(settings: Settings, grids: int) -> _Rows:
     sizes, runs, previous = sizes.astype(float), counts.astype(float), previous.astype(float)
     batches = runs.sum(axis=1)
     syncs = np.where(model == "flat", 0, np.where(multiple, 1, batches))
-    exchanges = np.array([EXCHANGES_PER_BATCH.get(name, 1) for name in settings.schedule], dtype=float)
-    double_buffered = (schedule == "double-buffered")[:, None]
-    overlap = schedule == "overlap"
-    overlap_xy = schedule == "overlap-xy"
+    exchanges = np.array([EXCHANGES_PER_BATCH[name] for name in settings.schedule], dtype=float)
+    hides = np.array([traits.schedule_traits()[name]["hides_exchange_behind"] for name in schedule], dtype=object)
+    double_buffered = (hides == "previous-batch")[:, None]
+    overlap = hides == "interior"
+    overlap_xy = hides == "interior-rows"
     hiders = np.where(double_buffered, previous, np.where((overlap | overlap_xy)[:, None], sizes, 0.0))
     return _Rows(
         threads.astype(float),

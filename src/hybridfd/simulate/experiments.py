@@ -32,6 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from hybridfd import traits
 from hybridfd.mapping.topology import Topology
 from hybridfd.simulate import platform as platforms
 from hybridfd.simulate import smpi
@@ -74,16 +75,18 @@ class SimulatedRun:
 
 def model_at_scale(approach_model: str, cores: int, cores_per_node: int) -> tuple[int, list[str]] | None:
     """(ranks, extra driver arguments) that model an approach of ``approach_model`` on
-    ``cores`` cores, or None if the model is not simulated at scale."""
-    if approach_model == "flat":
+    ``cores`` cores, as the model's registry line says it runs at scale (its ``at_scale``
+    trait, hybridfd.traits), or None if it is not simulated at scale."""
+    at_scale = traits.model_traits()[approach_model]["at_scale"]
+    if at_scale == "rank-per-core":
         return cores, []
-    if cores % cores_per_node:
+    if at_scale == "none" or cores % cores_per_node:
         return None  # a threaded approach needs whole nodes
-    if approach_model == "multiple":
+    if at_scale == "grid-groups":
         return cores, ["--model", "flat", "--grid-groups", str(cores_per_node)]
-    if approach_model == "masteronly":
+    if at_scale == "node-cores":
         return cores // cores_per_node, ["--model", "flat", "--node-cores", str(cores_per_node)]
-    return None
+    raise ValueError(f"model {approach_model!r} runs at scale as {at_scale!r}, which the simulation does not know")
 
 
 def plan(
@@ -127,11 +130,12 @@ def plan(
     if schedule is not None:
         arguments += ["--schedule", schedule]
     arguments += ["--repeats", "1", "--check", "off", "--compute", "modelled", *extra]
-    if model == "multiple":
+    at_scale = traits.model_traits()[model]["at_scale"]
+    if at_scale == "grid-groups":
         arguments += ["--sync-per-apply", repr(team_sync)]
         if batch_sync:
             arguments += ["--sync-per-batch", repr(batch_sync)]
-    elif model == "masteronly":
+    elif at_scale == "node-cores":
         arguments += ["--sync-per-batch", repr(team_sync)]
         topology = dataclasses.replace(topology, rank_slots=tuple(range(0, cores, per_node)))
     threads = 1 if model == "flat" else per_node

@@ -14,13 +14,13 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from hybridfd import _core
+from hybridfd import _core, traits
 from hybridfd.perfmodel.predict import Problem, Settings
 
 BATCHES = (1, 2, 4, 8, 16, 32, 64)
 MAX_SLOPE = 3
 # Schedules whose batches overlap computation; a slope only helps those.
-SLOPED_SCHEDULES = ("double-buffered", "overlap", "overlap-xy")
+SLOPED_SCHEDULES = traits.sloped_schedules()
 # The trial chunk (:func:`trial_chunk`): the apply's own G where a chunk of G grids is
 # short (every batch up to G a candidate, each measured as the job runs it: as many
 # batches, the same slope ramp, the same pipelining), fewer grids where it is long, as

@@ -2,9 +2,9 @@
 // LAMMPS pair lj/cut's arithmetic: forcelj = r^-6 (48 r^-6 - 24), fpair = forcelj r^-2).
 // Each atom's pairs are taken in its list's order (sorted by neighbour tag and image) into
 // four lanes, pair k into lane k % 4, so the sum is the same whatever the decomposition.
-#include "hybridfd/lennard_jones.hpp"
+#include "hybridfd/minimd/lennard_jones.hpp"
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 namespace {
 
 constexpr int lanes = NeighbourList::round;
@@ -69,4 +69,4 @@ void lennard_jones_forces(Atoms& atoms, const NeighbourList& neighbours, double 
     forces<false>(atoms, neighbours, cutoff, nullptr, nullptr);
 }
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

@@ -2,7 +2,7 @@
 // MiniMD") over a ParticleExchange. The decomposition-independent order of every sum
 // (bit-identical trajectories on any rank count and transport) is argued in
 // docs/design.md, "Particles".
-#include "hybridfd/lennard_jones.hpp"
+#include "hybridfd/minimd/lennard_jones.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -13,10 +13,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "../format.hpp"
+#include "format.hpp"
 #include "hybridfd/errors.hpp"
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 namespace {
 
 // The shortest text that reads back as `value`: equal texts, equal numbers.
@@ -572,4 +572,4 @@ GatheredAtoms LennardJones::gather() const {
   return result;
 }
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

@@ -4,12 +4,12 @@
 // bin follows from its position alone; each atom's partners are listed bin by bin in a
 // fixed order of offsets from its own bin, and by (tag, image shift) within a bin: the
 // same order on every decomposition, with no per-atom sort.
-#include "hybridfd/neighbour_list.hpp"
+#include "hybridfd/minimd/neighbour_list.hpp"
 
 #include <algorithm>
 #include <cmath>
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 void NeighbourList::build(Atoms& atoms, const std::array<double, 3>& box, const std::array<double, 3>& lower,
                           const std::array<double, 3>& upper, double reach, double cutoff_with_skin) {
@@ -96,4 +96,4 @@ void NeighbourList::build(Atoms& atoms, const std::array<double, 3>& box, const 
   }
 }
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

@@ -9,7 +9,7 @@
 #include <span>
 #include <vector>
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 // A ghost is a periodic image of an atom: its owner's position plus `shift` box lengths
 // per axis, each shift in {-1, 0, 1}, encoded as one small integer (0 shift: 13).
@@ -66,4 +66,4 @@ class ParticleRegion {
   std::array<int, 3> coords_{};
 };
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

@@ -1,11 +1,11 @@
 // Atoms (structure of arrays) and ParticleRegion (a rank's slab of the periodic box).
-#include "hybridfd/particles.hpp"
+#include "hybridfd/minimd/particles.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 void Atoms::reserve(std::int64_t atoms) {
   if (static_cast<std::int64_t>(x.size()) >= atoms) return;
@@ -74,4 +74,4 @@ double ParticleRegion::wrap(int axis, double position) const {
   return position;
 }
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

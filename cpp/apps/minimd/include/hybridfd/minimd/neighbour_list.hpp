@@ -10,9 +10,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "hybridfd/particles.hpp"
+#include "hybridfd/minimd/particles.hpp"
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 class NeighbourList {
  public:
@@ -48,4 +48,4 @@ class NeighbourList {
   std::vector<double> binned_x_, binned_y_, binned_z_;
 };
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

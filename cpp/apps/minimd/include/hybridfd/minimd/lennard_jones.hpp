@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "hybridfd/decomposition.hpp"
-#include "hybridfd/neighbour_list.hpp"
-#include "hybridfd/particle_exchange.hpp"
-#include "hybridfd/particles.hpp"
+#include "hybridfd/minimd/neighbour_list.hpp"
+#include "hybridfd/minimd/particle_exchange.hpp"
+#include "hybridfd/minimd/particles.hpp"
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 struct LennardJonesOptions {
   double cutoff = 2.5;
@@ -164,4 +164,4 @@ class LennardJones {
 // a fixed order, and one the compiler can vectorise.
 void lennard_jones_forces(Atoms& atoms, const NeighbourList& neighbours, double cutoff, double* energy, double* virial);
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

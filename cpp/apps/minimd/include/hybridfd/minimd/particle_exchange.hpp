@@ -1,8 +1,8 @@
 // ParticleExchange: messages of varying size between neighbouring ranks, the irregular
 // halos of the MiniMD slides (atoms leaving a rank's region, ghost "border" atoms, their
-// positions every step). Made by the transport registry (transport.cpp) under the grid
-// transports' names; p2p, rma-fence and rma-notify implement it, each in its transport's
-// file in cpp/src/transports/.
+// positions every step). Made by the app's registry (src/particle_exchange.cpp) under
+// the names of the grid transports of the same design: p2p, rma-fence and rma-notify,
+// each in its file in src/exchanges/.
 #pragma once
 
 #include <mpi.h>
@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-namespace hybridfd {
+namespace hybridfd::minimd {
 
 // A receive buffer that grows and never shrinks, so that a steady state allocates
 // nothing: `count` values are valid, `storage` holds at least that many.
@@ -78,4 +78,4 @@ std::int64_t largest_remote_send(std::span<const ParticleSend> sends, int self, 
 // all particle transports).
 void deliver_particles_to_self(std::span<const ParticleSend> sends, std::span<ParticleReceive> receives, int self);
 
-}  // namespace hybridfd
+}  // namespace hybridfd::minimd

@@ -1,6 +1,8 @@
-// Hardware references measured in the same run as a benchmark, so a kernel's numbers can
+// Benchmark probes, built into their own module (hybridfd._probes) beside the library:
+// hardware references measured in the same run as a benchmark, so a kernel's numbers can
 // be judged against what this core delivers now (a VM's vCPU may deliver far less than
-// the data sheet): the arithmetic peak, and STREAM's Copy.
+// the data sheet): the arithmetic peak, the issue rate, STREAM's Copy, and the kernel
+// and the copy timed in C++.
 #pragma once
 
 #include <cstdint>
@@ -15,16 +17,6 @@ struct ArithmeticPeak {
   double multiply_add_gflops;  // separate multiplies and adds, as the kernel does
   double fma_gflops;           // fused multiply-adds (2 flops each)
 };
-
-// One core's caches in bytes: the L1 data cache and the L2, which the kernel sizes its
-// blocking and its padded default by, and the core's share of the last-level cache (its
-// size over the CPUs sharing it), so that a benchmark can say where its grids live.
-struct CacheSizes {
-  std::int64_t level1_data;
-  std::int64_t level2;
-  std::int64_t last_level_share;
-};
-CacheSizes cache_sizes();
 
 // Runs each loop for about `seconds` on the calling thread (the best of ten windows).
 // fma_gflops is 0 in a build without FMA instructions.

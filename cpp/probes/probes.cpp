@@ -1,15 +1,11 @@
-// Hardware references for the kernel benchmarks (the kernel issue): the core's
-// arithmetic peak and STREAM's Copy, measured in the same run as the kernel.
-#include "hybridfd/peak.hpp"
+// Hardware references for the kernel benchmarks: the core's arithmetic peak, its issue
+// rate and STREAM's Copy, measured in the same run as the kernel.
+#include "probes.hpp"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <fstream>
-#include <sstream>
-#include <string>
 
-#include "cache_sizes.hpp"
 #include "format.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/kernel.hpp"
@@ -37,8 +33,8 @@ constexpr int peak_lanes = sizeof(PeakVector) / sizeof(double);
 
 // Pins each value to a register at this point, so the compiler can neither drop nor
 // merge the chains. The values must stay in registers: a chain kept in memory runs at
-// the store-to-load latency, not the arithmetic rate (an earlier version of this loop
-// did, and under-reported the peak by half).
+// the store-to-load latency, not the arithmetic rate, and would report about half the
+// peak.
 template <class Value>
 inline void keep_in_register(Value& value) {
   asm volatile("" : "+x"(value));
@@ -159,25 +155,6 @@ double best_window(Rate rate, double seconds) {
   return best;
 }
 
-// The number of CPUs in a Linux cpulist such as "0-7,64-71"; 0 if it does not parse.
-std::int64_t cpus_in_list(const std::string& list) {
-  std::int64_t cpus = 0;
-  std::istringstream ranges(list);
-  for (std::string range; std::getline(ranges, range, ',');) {
-    std::int64_t first = 0, last = 0;
-    char dash = 0;
-    std::istringstream parts(range);
-    if (!(parts >> first)) return 0;
-    if (parts >> dash) {
-      if (dash != '-' || !(parts >> last) || last < first) return 0;
-    } else {
-      last = first;
-    }
-    cpus += last - first + 1;
-  }
-  return cpus;
-}
-
 void check_seconds(double seconds) {
   if (!(seconds > 0.0 && seconds <= 3600.0))
     throw ValueError(detail::concat("seconds ", seconds, " to time for must lie in (0, 3600]"));
@@ -233,37 +210,6 @@ void copy_in_parts(const double* source, double* target, std::int64_t count, con
 
 }  // namespace
 
-// One CPU's share of the last-level cache: its size over the CPUs that share it, as
-// Linux lists them (/sys/devices/system/cpu/cpu0/cache). glibc's sysconf is no help
-// here: on this VM it reports 384 MiB, the whole socket's L3, where cpu0's L3 is 32 MiB
-// shared by two CPUs. 2 MiB where Linux does not tell.
-std::int64_t last_level_share_bytes() {
-  static const std::int64_t bytes = [] {
-    std::int64_t share = std::int64_t{2} << 20;
-    int deepest = 0;
-    for (int index = 0; index < 16; ++index) {
-      const std::string directory = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(index) + "/";
-      std::ifstream level_file(directory + "level"), type_file(directory + "type"), size_file(directory + "size"),
-          shared_file(directory + "shared_cpu_list");
-      int level = 0;
-      std::string type, size_text, shared;
-      if (!(level_file >> level)) break;
-      if (!(type_file >> type) || type == "Instruction" || level <= deepest) continue;
-      if (!(size_file >> size_text) || !(shared_file >> shared)) continue;
-      std::int64_t kib = 0;
-      std::istringstream size_parts(size_text);
-      char unit = 0;
-      if (!(size_parts >> kib >> unit) || unit != 'K' || kib <= 0) continue;
-      const std::int64_t cpus = cpus_in_list(shared);
-      if (cpus <= 0) continue;
-      deepest = level;
-      share = (kib << 10) / cpus;
-    }
-    return share;
-  }();
-  return bytes;
-}
-
 void stream_copy(const double* source, double* target, std::int64_t count, int threads) {
   copy_in_parts(source, target, count, ThreadTeam(threads));
 }
@@ -301,8 +247,6 @@ double measure_issue_rate(double seconds) {
   std::nth_element(windows, windows + 2, windows + 5);
   return windows[2];
 }
-
-CacheSizes cache_sizes() { return {level1_cache_bytes(), level2_cache_bytes(), last_level_share_bytes()}; }
 
 ArithmeticPeak measure_arithmetic_peak(double seconds) {
   check_seconds(seconds);
