@@ -20,7 +20,7 @@ def run(cmd: list[str], **kwargs: object) -> str:
 
 def compiler_launcher() -> list[str]:
     """The launcher cmake puts before the compiler (the Makefile names ccache, through the
-    variable cmake reads), for the tests' own compiles of kernel.cpp."""
+    variable cmake reads), for the tests' own compiles of the kernel's sources."""
     launcher = os.environ.get("CMAKE_CXX_COMPILER_LAUNCHER")
     return [launcher] if launcher else []
 

@@ -181,7 +181,7 @@ def test_symmetric_form_is_the_paired_sum():
 @pytest.mark.parametrize("shape", [(3, 4, 5), (2, 3, 17), (6, 5, 33), (16, 16, 16)])
 def test_isotropic_stencil_is_bit_identical_to_reference(dtype, radius, shape):
     """Every axis's coefficients equal (a Laplacian on a cubic grid): rows in cache slide
-    with one copy of them for all three axes (kernel.cpp: slide_padded_in_cache for
+    with one copy of them for all three axes (row_slide.hpp: slide_padded_in_cache for
     padded grids, both dtypes; slide_rows for float64 boxes)."""
     rng = np.random.default_rng(10 + radius)
     weights = np.tile(rng.uniform(-2, 2, radius), (3, 1))
@@ -227,17 +227,17 @@ def test_minus_and_plus_that_differ_in_the_sign_of_a_zero_are_summed_as_written(
 
 
 def test_stored_outputs_reproduce_bit_for_bit():
-    """Outputs stored from the kernel before the kernel issue's work (tests/data): any
-    later change to the kernel must reproduce them exactly."""
-    import sys
-    from pathlib import Path
+    """Outputs stored from the kernel (tests/data/kernel_outputs.npz, made by
+    tests/data/make_kernel_outputs.py): every change to the kernel must reproduce them
+    exactly."""
+    import importlib.util
 
     data = Path(__file__).parent / "data"
-    sys.path.insert(0, str(data))
-    try:
-        from make_kernel_outputs import cases
-    finally:
-        sys.path.remove(str(data))
+    spec = importlib.util.spec_from_file_location("make_kernel_outputs", data / "make_kernel_outputs.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    cases = maker.cases
     stored = np.load(data / "kernel_outputs.npz")
     names = []
     for name, stencil, padded in cases():
@@ -271,7 +271,7 @@ def misaligned_view(shape: tuple[int, int, int], dtype: str, misalignment: int) 
 def test_streamed_output_is_bit_identical_to_reference(dtype, radius, threads):
     """Grids larger than the L2 from memory, whose output the kernel writes with streaming
     stores (three planes at a time up to radius 3, streamed_planes.hpp; one plane at a
-    time beyond, kernel.cpp): bit for bit the reference, with the output at every offset
+    time beyond, row_slide.hpp): bit for bit the reference, with the output at every offset
     from 32-byte alignment the dtype allows and rows of every length mod 4."""
     level2 = os.sysconf("SC_LEVEL2_CACHE_SIZE") if "SC_LEVEL2_CACHE_SIZE" in os.sysconf_names else 0
     level2 = level2 if level2 > 0 else 1 << 20
@@ -325,7 +325,7 @@ def test_grid_and_output_beyond_the_level2_stream_the_output(dtype, radius, from
 def test_streamed_planes_every_row_length_band_and_plane_count(dtype, radius, symmetric):
     """Grids larger than the L2 from memory, which an AVX-512 build sweeps in rows of three
     planes at a time, in bands of rows, prefetching the next step's planes
-    (streamed_planes.hpp; an AVX2 build slides rows, kernel.cpp): rows of every length
+    (streamed_planes.hpp; an AVX2 build slides rows, row_slide.hpp): rows of every length
     modulo 8 lanes (the last vectors masked),
     about two and a half bands of rows (bands fit 2r + 6 planes' rows in half the L2),
     plane counts of every remainder modulo 3, over one and two threads (x-slabs that start
@@ -408,7 +408,7 @@ def test_any_region_any_threads_equals_the_whole_box(dtype, radius, threads):
 def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetric):
     """Grids in cache, which an AVX-512 build sweeps in columns of 8 lanes along y, two
     planes at a time, in bands of rows (column_sweep.hpp; an AVX2 build slides rows,
-    kernel.cpp): rows of every length modulo 8 lanes (the last column masked), an
+    row_slide.hpp): rows of every length modulo 8 lanes (the last column masked), an
     odd number of planes, more rows than one band holds (bands fit 2r + 2 planes' rows in
     the L1: with a 32-48 KiB L1, 2-34 rows of 40 and 47 lanes), and regions that start
     and end at every lane modulo 8; from memory, output rows of whole lines streamed."""
@@ -441,7 +441,7 @@ def test_every_column_width_and_band_equals_the_reference(dtype, radius, symmetr
 @pytest.mark.parametrize("radius", [1, 2])
 def test_grid_from_memory_taller_than_a_band_equals_the_reference(dtype, radius):
     """A grid from memory slides in bands of y rows that fit half the core's share of the
-    last-level cache (kernel.cpp, from_memory_blocking_budget_bytes; an AVX-512 build
+    last-level cache (row_slide.hpp, from_memory_blocking_budget_bytes; an AVX-512 build
     sweeps padded grids in three planes at a time instead, and its bands fit the L2):
     here two bands and a half, the whole grid on one and two threads (streamed output),
     a region of whole rows that starts and ends inside bands, and one that cuts rows
@@ -470,7 +470,7 @@ def test_grid_from_memory_taller_than_a_band_equals_the_reference(dtype, radius)
 @pytest.mark.parametrize("radius", [1, 2])
 def test_grid_in_cache_taller_than_a_band_equals_the_reference(dtype, radius, form):
     """A padded grid applied in cache (from_memory False) is swept in bands of y rows that
-    fit the L2 (kernel.cpp, slide_padded_in_cache): here three bands and a part, the
+    fit the L2 (row_slide.hpp, slide_padded_in_cache): here three bands and a part, the
     whole grid and a region that starts and ends inside bands, an odd number of planes."""
     level2 = hf._core.cache_sizes()[1]
     nz = 21

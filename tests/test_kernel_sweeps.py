@@ -1,8 +1,8 @@
-"""The wide-vector sweeps (column_sweep.hpp, streamed_planes.hpp) called directly, on
-whichever width this machine builds (wide_vector.hpp: 8 lanes with AVX-512, 4 with AVX2),
-vs the numpy reference, bit for bit.
+"""The wide-vector sweeps (cpp/src/kernel: column_sweep.hpp, streamed_planes.hpp) called
+directly, on whichever width this machine builds (wide_vector.hpp: 8 lanes with AVX-512,
+4 with AVX2), vs the numpy reference, bit for bit.
 
-kernel.cpp dispatches to a sweep only where it beats the row slide (on AVX-512 machines);
+The kernel chooses a sweep only where it beats the row slide (on AVX-512 machines);
 elsewhere test_kernel.py exercises the row slide alone, and the sweeps and wide_vector.hpp's
 masks would go untested. tests/kernel_sweeps/driver.cpp exposes them to ctypes; every
 sweep, radius 1-3, both point widths, general and symmetric stencils, runs on whole grids
@@ -16,7 +16,6 @@ from __future__ import annotations
 import ctypes
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,12 +25,29 @@ import hybridfd as hf
 from hybridfd.arrays import placed_flat
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "dev"))
-import sweep_ab  # noqa: E402  (the driver's ctypes binding, shared with dev/sweep_ab.py)
 
 SENTINEL = 12345.0
 GUARD = 64  # float64 lanes of sentinel either side of the output
-KINDS = sweep_ab.SWEEPS
+# The driver's sweeps (tests/kernel_sweeps/driver.cpp, enum Sweep).
+KINDS = {
+    "columns": 0,
+    "columns_prefetching": 1,
+    "streamed_planes": 2,
+    "columns_streamed": 3,
+    "columns_prefetching_streamed": 4,
+}
+
+
+def load_driver(library: Path) -> ctypes.CDLL:
+    """The driver's functions with their C types."""
+    driver = ctypes.CDLL(str(library))
+    pointer, int64 = ctypes.c_void_p, ctypes.c_int64
+    driver.hybridfd_test_sweep.argtypes = [ctypes.c_int] * 3 + [pointer, pointer, int64, int64, pointer, pointer]
+    driver.hybridfd_test_sweep.argtypes += [int64, int64, int64]
+    driver.hybridfd_test_sweep.restype = ctypes.c_int
+    driver.hybridfd_test_columns_stream.argtypes = [pointer, int64, int64, pointer]
+    driver.hybridfd_test_columns_stream.restype = ctypes.c_int
+    return driver
 
 
 def machine_lanes() -> int:
@@ -41,7 +57,7 @@ def machine_lanes() -> int:
 
 @pytest.fixture(scope="module")
 def sweeps(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
-    """The driver, built as kernel.cpp is (-march=native, no FMA contraction), warnings as errors."""
+    """The driver, built as the kernel is (-march=native, no FMA contraction), warnings as errors."""
     compiler = shutil.which("c++") or shutil.which("g++")
     assert compiler is not None, "no C++ compiler on PATH"
     library = tmp_path_factory.mktemp("kernel_sweeps") / "sweeps.so"
@@ -50,7 +66,7 @@ def sweeps(tmp_path_factory: pytest.TempPathFactory) -> ctypes.CDLL:
     command += [str(ROOT / "tests" / "kernel_sweeps" / "driver.cpp"), "-o", str(library)]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-4000:]
-    return sweep_ab.load(library)
+    return load_driver(library)
 
 
 def test_driver_has_the_machines_vector_width(sweeps: ctypes.CDLL) -> None:

@@ -232,10 +232,10 @@ double kernel_seconds(const Stencil& stencil, const ArrayRef& padded, const Arra
   const Region whole{{0, 0, 0}, extent};
   const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
   auto* output = static_cast<double*>(const_cast<void*>(out.data));
-  const bool prefetch = from_memory.value_or(padded_grid_from_memory(plan));
+  const bool told_from_memory = from_memory.value_or(padded_grid_from_memory(plan));
   const ThreadTeam team(threads);
-  return fastest_window_seconds([&] { apply_stencil_in_slabs(stencil, plan, input, whole, output, prefetch, team); },
-                                seconds);
+  return fastest_window_seconds(
+      [&] { apply_stencil_in_slabs(stencil, plan, input, whole, output, told_from_memory, team); }, seconds);
 }
 
 double measure_issue_rate(double seconds) {

@@ -37,7 +37,7 @@ inline std::int64_t level2_cache_bytes() {
 
 }  // namespace
 
-// One CPU's share of the last-level cache (2 MiB where Linux does not tell; peak.cpp).
+// One CPU's share of the last-level cache (2 MiB where Linux does not tell; caches.cpp).
 std::int64_t last_level_share_bytes();
 
 }  // namespace hybridfd

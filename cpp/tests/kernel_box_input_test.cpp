@@ -146,7 +146,7 @@ int main() {
     if (!compare(trial, radius, lanes, n, large, false)) return 1;
   }
   // Boxes taller than the bands of rows a prefetched apply sweeps (the kernel's own
-  // formula, kernel.cpp's band_rows, from the larger of half the L2 and half the
+  // formula, row_slide.hpp's band_rows, from the larger of half the L2 and half the
   // last-level share), whose rows all slide apart: each band's first row starts the
   // slide's row pointers afresh.
   const hybridfd::CacheSizes caches = hybridfd::cache_sizes();

@@ -1,5 +1,6 @@
 #include "simulation.hpp"
 
+#include "../src/kernel/compute_stand_in.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"

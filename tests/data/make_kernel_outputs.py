@@ -1,6 +1,6 @@
 """Writes tests/data/kernel_outputs.npz: the kernel's outputs for fixed inputs, stored so
-that later kernel work (the kernel issue) is checked to reproduce them bit for bit.
-Made once, with the kernel of git revision 480f735; rerun only to add cases.
+that every change to the kernel is checked to reproduce them bit for bit
+(tests/test_kernel.py). Rerun only to add cases.
 
     .venv/bin/python tests/data/make_kernel_outputs.py
 """

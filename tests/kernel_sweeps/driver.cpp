@@ -1,12 +1,13 @@
-// The wide-vector sweeps of column_sweep.hpp and streamed_planes.hpp, called directly
-// (tests/test_kernel_sweeps.py), whichever width the build has. kernel.cpp runs a sweep
-// only where it beats the row slide (beats_row_slide: on AVX-512, not on AVX2), so on an
-// AVX2 machine the kernel's own tests would never run the 4-lane sweeps, nor
-// wide_vector.hpp's masks; this driver runs them on every machine.
+// The wide-vector sweeps of cpp/src/kernel/column_sweep.hpp and streamed_planes.hpp,
+// called directly (tests/test_kernel_sweeps.py), whichever width the build has. The
+// kernel runs a sweep only where it beats the row slide (sweep_choice.hpp,
+// wide_sweeps_beat_row_slide: on AVX-512, not on AVX2), so on an AVX2 machine the
+// kernel's own tests would never run the 4-lane sweeps, nor wide_vector.hpp's masks;
+// this driver runs them on every machine. Compiled with cpp/src on the include path.
 #include <cstdint>
 
-#include "column_sweep.hpp"
-#include "streamed_planes.hpp"
+#include "kernel/column_sweep.hpp"
+#include "kernel/streamed_planes.hpp"
 
 namespace {
 
@@ -26,20 +27,26 @@ int sweep(int kind, const Stencil& stencil, const double* centre, std::int64_t s
           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
           std::int64_t budget_bytes) {
   namespace hf = hybridfd;
-  if constexpr (!hf::column_sweep::serves<Radius, PointLanes>) {
+  if constexpr (!hf::column_sweep::serves(Radius, PointLanes)) {
     return 1;
   } else {
-    const bool stream = kind == columns_streamed || kind == columns_prefetching_streamed;
-    if (kind == columns || kind == columns_streamed)
-      hf::column_sweep::sweep<Radius, PointLanes, Symmetric, false>(stencil, centre, stride_x, stride_y, extent, out,
-                                                                    out_stride_x, out_stride_y, stream);
-    else if (kind == columns_prefetching || kind == columns_prefetching_streamed)
-      hf::column_sweep::sweep<Radius, PointLanes, Symmetric, true>(stencil, centre, stride_x, stride_y, extent, out,
-                                                                   out_stride_x, out_stride_y, stream);
-    else
+    // The streamed kinds stream where the columns may (as the kernel's choice of sweep
+    // asks): where every store is a whole line.
+    const bool stream = (kind == columns_streamed || kind == columns_prefetching_streamed) &&
+                        hf::column_sweep::stores_whole_lines(out, out_stride_x, out_stride_y, extent);
+    const bool prefetch = kind == columns_prefetching || kind == columns_prefetching_streamed;
+    auto columns_with = [&]<bool Prefetch, bool Stream>() {
+      hf::column_sweep::sweep<Radius, PointLanes, Symmetric, Prefetch, Stream>(stencil, centre, stride_x, stride_y,
+                                                                               extent, out, out_stride_x, out_stride_y);
+    };
+    if (kind == streamed_planes)
       hf::streamed_planes::sweep<Radius, PointLanes, Symmetric>(stencil, centre, stride_x, stride_y, extent, out,
                                                                 out_stride_x, out_stride_y, budget_bytes);
-    _mm_sfence();  // the streamed stores, as kernel.cpp fences them
+    else if (stream)
+      prefetch ? columns_with.template operator()<true, true>() : columns_with.template operator()<false, true>();
+    else
+      prefetch ? columns_with.template operator()<true, false>() : columns_with.template operator()<false, false>();
+    _mm_sfence();  // the streamed stores, as the kernel fences them
     return 0;
   }
 }

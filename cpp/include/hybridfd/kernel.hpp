@@ -2,7 +2,6 @@
 #pragma once
 
 #include <array>
-#include <cstdint>
 #include <optional>
 
 #include "hybridfd/array_ref.hpp"
@@ -38,58 +37,50 @@ BoxInput padded_input(const HaloPlan& plan, const double* padded);
 // of the unpadded grid `out`. Each point's terms are summed in the order documented in
 // stencil.hpp, with separate multiplies and adds (the build disables floating-point
 // contraction), so the result does not depend on the compiler, the region split, where
-// the rows live or the approach. With `prefetch`, the rows each x-step reads first are
-// prefetched ahead: for input that comes from memory (an apply's many grids) the core's
-// own prefetchers leave the kernel waiting (1.1-1.2x measured); for input in cache the
-// prefetches cost about a tenth. With `prefetch`, the bands of rows the kernel sweeps
-// are sized for the core's share of the last-level cache instead of its L2, so that
-// each input row comes from memory once (1.05-1.17x, session 28). With `prefetch`, a
-// grid whose input and output together outgrow the core's L2 also has the whole rows of
-// `region` written with streaming (non-temporal) stores, which bypass the caches and
-// skip the write-allocate read (1.1-1.4x from memory, sessions 11 and 31); a padded
-// grid swept in columns (AVX-512: one within the L2 from memory, or any in cache)
-// streams so too where every store is a whole line, if it comes from memory or it and
-// its output outgrow the L2 (column_sweep.hpp). Streamed stores are fenced before the
-// call returns.
+// the rows live, the sweep or the approach. `from_memory` says whether the input comes
+// from memory (one of many grids applied in turn, an apply's usual case) or from cache
+// (a grid applied again and again); the kernel sweeps accordingly (cpp/src/kernel/
+// sweep_choice.hpp): from memory, it prefetches the rows each step reads first, for the
+// core's own prefetchers leave it waiting (1.1-1.2x; in cache the prefetches cost about
+// a tenth), and sizes its bands of rows for the core's share of the last-level cache
+// instead of its L2, so that each input row comes from memory once (1.05-1.17x). Where
+// the output cannot stay in the L2 (from memory, with the grid's input and output
+// together larger than the L2; or a padded grid swept in columns whose input and
+// output outgrow it), whole rows of it are written with streaming (non-temporal)
+// stores, which bypass the caches and skip the write-allocate read (1.1-1.4x from
+// memory); streamed stores are fenced before the call returns. Measured with
+// `python dev/kernel_ab.py`.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                   double* out, bool prefetch = true);
+                   double* out, bool from_memory = true);
 
 // The same for a grid held padded with r ghost layers per side, as `plan` describes
-// (padded_input), prefetching as padded_grid_from_memory says.
+// (padded_input), from memory as padded_grid_from_memory says.
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
                    double* out);
 
-// The padded entries' default for apply_stencil's `prefetch`: a grid larger than the
+// The padded entries' default for apply_stencil's `from_memory`: a grid larger than the
 // core's L2 counts as from memory, a smaller one as in cache. Neither entry can tell
 // where a grid really lives, and a wrong guess costs: a grid applied again and again
 // that fits one core's share of the L3 runs 1.3-2.1x faster told it is in cache (48^3 to
-// 96^3 float64 here), while many grids applied in turn, told they are in cache, run at
-// 0.4-0.55x (docs/benchmarks.md, "Session 19"). Callers who know say so (`from_memory`).
+// 96^3 float64), while many grids applied in turn, told they are in cache, run at
+// 0.4-0.55x (docs/performance.md, "The kernel against the memory limit"). Callers who
+// know say so (`from_memory`).
 bool padded_grid_from_memory(const HaloPlan& plan);
 
 // apply_stencil over the threads of `team`, each thread an x-slab of `region` (whole
 // planes, contiguous in memory); a thread whose slab is empty computes nothing. What
 // apply_stencil_to_padded runs after its checks, and what kernel_seconds times.
 void apply_stencil_in_slabs(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                            double* out, bool prefetch, const ThreadTeam& team);
-
-// For simulation (cpp/tools/hybridfd-bench under SimGrid SMPI, docs/simulation.md): a
-// function that stands in for the stencil's compute. When one is set, apply_stencil calls
-// it with the stencil and the region's number of float64 lanes (points times lanes per
-// point) instead of computing, so a simulator charges the time from a calibrated rate and
-// the data stay untouched. Set it before any apply; nullptr (the default) computes.
-using ComputeStandIn = void (*)(const Stencil& stencil, std::int64_t lanes);
-void set_compute_stand_in(ComputeStandIn stand_in);
+                            double* out, bool from_memory, const ThreadTeam& team);
 
 // Checked entry for one grid already padded with r ghost layers per side: `padded` is
 // (nx+2r, ny+2r, nz+2r), `out` is (nx, ny, nz), both C-contiguous float64 or complex128.
 // Computes `region` (box coordinates; default the whole box) and leaves the rest of `out`
 // untouched, split over `threads` threads by x-slabs of the region. `from_memory` says
 // whether the grid comes from memory (one of many grids applied in turn) or from cache
-// (a grid applied again and again): the kernel then prefetches, or not (apply_stencil's
-// `prefetch`); by default as padded_grid_from_memory says. For benchmarks and for
-// callers with halo code of their own. Throws ValueError/TypeError naming the bad value
-// (locally: no MPI involved).
+// (a grid applied again and again), as for apply_stencil; by default as
+// padded_grid_from_memory says. For benchmarks and for callers with halo code of their
+// own. Throws ValueError/TypeError naming the bad value (locally: no MPI involved).
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
                              const std::optional<Region>& region = std::nullopt, int threads = 1,
                              std::optional<bool> from_memory = std::nullopt);

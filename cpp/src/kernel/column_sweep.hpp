@@ -1,6 +1,6 @@
 // The stencil (GPAW journal, Sect. 2.1) on the build's widest vectors (wide_vector.hpp:
-// 8 lanes with AVX-512, 4 with AVX2) for a grid held padded and in cache: private to
-// kernel.cpp, which calls it for the boxes it suits.
+// 8 lanes with AVX-512, 4 with AVX2) for a grid held padded: the kernel runs it where
+// sweep_choice.cpp chooses the columns.
 //
 // Each vector of output is `lanes` consecutive z-lanes of one row (float64 points, or
 // complex128 ones at two lanes each). A column of such vectors (fixed lanes k ..) is
@@ -9,11 +9,11 @@
 // 2r x-neighbour rows outside the planes (the planes' own rows are each other's
 // x-neighbours) and, per plane, the r points beside the vector at each end, from which
 // every z-window is one lane shift (wide::align) of the centre and the vector beside.
-// At radius 2 that is 5 loads per output vector where sliding along the rows took about
+// At radius 2 that is 5 loads per output vector where sliding along the rows takes about
 // 7, and loads, not arithmetic, set the pace of the row slide on 512-bit vectors
-// (docs/benchmarks.md, sessions 15 and 16). A column narrower than a vector (the last one
-// of a row) is written with a masked store; every load is masked to the lanes the
-// stencil reads, so nothing outside the region's neighbourhood is read.
+// (`python dev/kernel_ab.py`). A column narrower than a vector (the last one of a row) is
+// written with a masked store; every load is masked to the lanes the stencil reads, so
+// nothing outside the region's neighbourhood is read.
 //
 // Every point is summed exactly as the 4-lane kernel sums it (the order of stencil.hpp,
 // separate multiplies and adds): the outputs are bit for bit the same.
@@ -26,13 +26,13 @@
 #include <cstdint>
 #include <utility>
 
-#include "cache_sizes.hpp"
+#include "../cache_sizes.hpp"
 #include "hybridfd/stencil.hpp"
 #include "stencil_terms.hpp"
 
-// Internal linkage (an unnamed namespace): the header is kernel.cpp's alone, and
-// benchmarks/kernel_ab.py links two revisions of kernel.cpp into one program, where the
-// linker would keep one copy of each weak (template) symbol for both.
+// Internal linkage (an unnamed namespace): the header is the kernel's alone, and
+// dev/kernel_ab.py links two revisions of the kernel into one program, where the linker
+// would keep one copy of each weak (template) symbol for both.
 namespace hybridfd {
 namespace {
 namespace column_sweep {
@@ -40,22 +40,11 @@ namespace column_sweep {
 using wide::lanes;
 using wide::Vector;
 
-// Whether the sweeps serve radius r with PointLanes lanes per point: a point's reach
+// Whether the sweeps serve radius r with `point_lanes` lanes per point: a point's reach
 // along z (r points) must lie in the one vector beside, and the registers hold 2r + 1
 // rows per plane, 2r x-neighbours and the 1 + 3r coefficients, which fit AVX-512's 32
 // vector registers up to r = 3 (AVX2's 16 spill the coefficients to memory operands).
-template <int Radius, int PointLanes>
-constexpr bool serves = Radius <= 3 && Radius * PointLanes <= lanes;
-
-// Whether the columns beat kernel.cpp's row slide on the build's vectors. On 4-lane
-// vectors (AVX2; Zen 3: 16 vector registers, a 32 KiB L1) they do not: against the row
-// slide (kernel_ab.py, docs/benchmarks.md, session 22) float64 16^3 1.18x but 32^3
-// 0.80x, complex128 24^3 0.83x, and 256 grids of 24^3 applied in turn 0.46x; reading the
-// vectors beside the centre unmasked (1.04-1.09x), z-windows by loads instead of lane
-// shifts (0.97-1.10x), one plane at a time (0.95-1.0x) or pair sums on the multiply pipes
-// as fma(a, 1, b) (0.78-0.89x) did not change that. There the row slide serves, and
-// tests/test_kernel_sweeps.py runs the sweeps on 4 lanes all the same.
-constexpr bool beats_row_slide = lanes == 8;
+constexpr bool serves(int radius, int point_lanes) { return radius <= 3 && radius * point_lanes <= lanes; }
 
 // Lanes k + Offset .. of the centre vector (lanes k ..) from the vectors beside it
 // (before: lanes k - lanes .., after: lanes k + lanes ..).
@@ -190,10 +179,12 @@ template <int Radius, int PointLanes, bool Symmetric, int Planes, bool Partial, 
 // The region of `extent` points (x, y, z; z counted in lanes, PointLanes per point)
 // whose first point is `centre` in a padded grid with strides stride_x, stride_y (every
 // point the stencil reads lies in the grid), written to `out` (its first point, the
-// output's strides), streamed with Stream (every store a whole line: sweep).
+// output's strides): with plain stores or, with Stream, past the caches (only where
+// stores_whole_lines; the caller fences the streamed stores). With Prefetch, each step
+// prefetches its successor's new planes.
 template <int Radius, int PointLanes, bool Symmetric, bool Prefetch, bool Stream>
-void sweep_bands(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
-                 const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
+void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
+           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y) {
   constexpr int reach = Radius * PointLanes;
   const Coefficients<Radius, Vector> c(stencil);
   const ColumnMasks whole(lanes, reach);
@@ -203,12 +194,12 @@ void sweep_bands(const Stencil& stencil, const double* centre, std::int64_t stri
   // its columns) before the next: a step reads 2r + 2 planes, of which the next step reads
   // 2r again. Bands are sized so that those planes' rows (the band and r rows beyond each
   // side, at the grid's own row stride) fit the L1: the next step then finds them there,
-  // not in the L2. Sweeping every band of one x-step before the next (session 16) left
-  // them to the L2 once a plane outgrew the L1 (float64 in cache: 1.15x at 32^3, 1.28x at
-  // 40^3 now).
+  // not in the L2; sweeping every band of one x-step before the next leaves them to the
+  // L2 once a plane outgrows the L1 (bands for the L1, float64 in cache: 1.15x at 32^3,
+  // 1.28x at 40^3; `python dev/kernel_ab.py`).
   // A band's planes are runs of a few KiB each, which the core's prefetchers follow worse
   // than whole planes: from memory (many grids applied in turn) the bands cost 0.65-0.91x
-  // until each step prefetched its successor's new planes (Prefetch: 1.27-1.54x from
+  // unless each step prefetches its successor's new planes (Prefetch: 1.27-1.54x from
   // memory, 0.81-0.91x in cache, where the prefetches take load slots from the stencil).
   const std::int64_t slab_row_bytes = (2 * Radius + 2) * stride_y * static_cast<std::int64_t>(sizeof(double));
   const std::int64_t longest = std::max<std::int64_t>(Radius, level1_cache_bytes() / slab_row_bytes - 2 * Radius);
@@ -240,32 +231,12 @@ void sweep_bands(const Stencil& stencil, const double* centre, std::int64_t stri
 // (8-lane vectors, output rows of whole vectors, each on a line): only then may it
 // stream, for a column writes the next vector of its row a whole band of rows later,
 // by when a write-combining buffer holding part of a line has long been flushed, at
-// the cost of a read of the line from memory.
+// the cost of a read of the line from memory; and a streamed vector's store needs its
+// line's alignment.
 inline bool stores_whole_lines(const double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
                                const std::int64_t (&extent)[3]) {
   return lanes * sizeof(double) == 64 && reinterpret_cast<std::uintptr_t>(out) % 64 == 0 && out_stride_x % lanes == 0 &&
          out_stride_y % lanes == 0 && extent[2] % lanes == 0;
-}
-
-// The region of sweep_bands, its output written with plain stores or, with `stream`
-// (kernel.cpp says when), past the caches where every store is a whole line
-// (stores_whole_lines); streamed stores are fenced before the sweep returns. Streamed,
-// float64 columns always prefetch the next step's planes: with the stores gone from
-// the L2's traffic its loads wait for them (in cache, 1.02-1.07x at 40^3-64^3;
-// complex128 0.90-0.96x, so it prefetches only from memory; docs/benchmarks.md,
-// "Session 31").
-template <int Radius, int PointLanes, bool Symmetric, bool Prefetch>
-void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, std::int64_t stride_y,
-           const std::int64_t (&extent)[3], double* out, std::int64_t out_stride_x, std::int64_t out_stride_y,
-           bool stream) {
-  if (stream && stores_whole_lines(out, out_stride_x, out_stride_y, extent)) {
-    sweep_bands<Radius, PointLanes, Symmetric, Prefetch || PointLanes == 1, true>(
-        stencil, centre, stride_x, stride_y, extent, out, out_stride_x, out_stride_y);
-    _mm_sfence();  // streamed stores are weakly ordered: visible before the caller says the output is written
-  } else {
-    sweep_bands<Radius, PointLanes, Symmetric, Prefetch, false>(stencil, centre, stride_x, stride_y, extent, out,
-                                                                out_stride_x, out_stride_y);
-  }
 }
 
 }  // namespace column_sweep

@@ -1,7 +1,7 @@
 // A point's terms in the documented order of stencil.hpp, for one float64 lane or a
 // vector of them (any gcc/clang vector type: lane-wise IEEE + and *): the one definition
-// both kernel paths sum with (kernel.cpp's row slide, column_sweep.hpp's columns), so
-// their results cannot drift apart. Internal linkage, as column_sweep.hpp says why.
+// every sweep sums with (row_slide.hpp, column_sweep.hpp, streamed_planes.hpp), so their
+// results cannot drift apart. Internal linkage, as column_sweep.hpp says why.
 #pragma once
 
 #include "hybridfd/stencil.hpp"

@@ -1,38 +1,34 @@
-// The stencil kernel (GPAW journal, Sect. 2.1). One instantiation per radius, lane count
-// and symmetry, so offsets are compile-time multiples of the strides. On a core with
-// AVX-512 a padded grid in cache is swept in columns of 8-lane vectors
-// (column_sweep.hpp), and one from memory in rows of three planes at a time
-// (streamed_planes.hpp): both are written for the build's widest vectors
-// (wide_vector.hpp), and on AVX2's 4 lanes both lost to the row slide (session 22).
-// Everything else slides along rows, here. Points
-// are computed four lanes at a time with explicit vectors (gcc/clang vector extension,
-// 32-byte vectors with -march=native on AVX2: no reliance on the auto-vectoriser) and
-// each point is summed exactly in the order of stencil.hpp: no -ffast-math, no FMA
-// contraction. A grid larger than the core's L2 is written with streaming
-// (non-temporal) stores, one x-plane at a time, while the rows the sweep reads first
-// are prefetched a few rows ahead: only the three together let the memory traffic
-// overlap the arithmetic (docs/benchmarks.md, "Session 11"; streaming two planes at a
-// time, or with the prefetch a whole x-step ahead, lost in session 7 and here).
-#include "hybridfd/kernel.hpp"
+// The row slide: the stencil (GPAW journal, Sect. 2.1) on any BoxInput, every layout and
+// vector width, and the sweep sweep_choice.cpp chooses wherever the wide-vector sweeps do
+// not serve. Points are computed four lanes at a time with explicit vectors (gcc/clang
+// vector extension, 32-byte vectors with -march=native: no reliance on the
+// auto-vectoriser), sliding along each row, and each point is summed exactly in the
+// order of stencil.hpp: no -ffast-math, no FMA contraction. One instantiation per radius,
+// lane count, symmetry and streaming, so offsets are compile-time multiples of the
+// strides. An output that streams is written with streaming (non-temporal) stores, one
+// x-plane at a time, while the rows the sweep reads first are prefetched a few rows
+// ahead: only the three together let the memory traffic overlap the arithmetic; streaming
+// two planes at a time, or prefetching a whole x-step ahead, is slower
+// (`python dev/kernel_ab.py`).
+#pragma once
 
 #if defined(__AVX__)
 #include <immintrin.h>
 #endif
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
 #include <utility>
 
-#include "cache_sizes.hpp"
-#include "column_sweep.hpp"
-#include "format.hpp"
-#include "hybridfd/errors.hpp"
-#include "hybridfd/thread_team.hpp"
+#include "../cache_sizes.hpp"
+#include "hybridfd/kernel.hpp"
 #include "stencil_terms.hpp"
-#include "streamed_planes.hpp"
+#include "sweep_choice.hpp"
 
+// Internal linkage, as column_sweep.hpp says why.
 namespace hybridfd {
 namespace {
 
@@ -40,7 +36,8 @@ namespace {
 // lane-wise IEEE, so a vector of points sums exactly like each point alone; loads and
 // stores go through memcpy (unaligned, no aliasing questions).
 using Vector = double __attribute__((vector_size(32)));
-constexpr int vector_lanes = 4;
+constexpr int vector_lanes = kernel::row_vector_lanes;
+static_assert(sizeof(Vector) == vector_lanes * sizeof(double));
 
 inline Vector load(const double* source) {
   Vector value;
@@ -443,9 +440,9 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, bool L
 }
 
 // Input bytes a band of rows may occupy: half the core's L2, leaving room for the output
-// and the other streams. On this Zen 4 (1 MiB L2) a quarter ran from memory 1.04-1.2x
-// slower; the whole L2 was float64 a little faster and complex128 a little slower
-// (measured interleaved, session 7).
+// and the other streams. On a Zen 4 (1 MiB L2) a quarter runs from memory 1.04-1.2x
+// slower; the whole L2 float64 a little faster and complex128 a little slower
+// (`python dev/kernel_ab.py`).
 inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 
 // The same for a row slide whose input comes from memory: half the core's share of the
@@ -454,19 +451,13 @@ inline std::int64_t blocking_budget_bytes() { return level2_cache_bytes() / 2; }
 // 192^3 grid; bands this tall hold whole planes of such grids, and the rows of the
 // planes behind the leading one come back from the last level, where the L2 evicts them.
 // On a Zen 3 (512 KiB L2, 16 MiB share): 1 x 192^3 float64 1.08x, complex128 1.17x,
-// 32 x 96^3 1.05-1.10x (docs/benchmarks.md, "Session 28").
+// 32 x 96^3 1.05-1.10x (`python dev/kernel_ab.py`).
 inline std::int64_t from_memory_blocking_budget_bytes() {
   return std::max(blocking_budget_bytes(), last_level_share_bytes() / 2);
 }
 
-// Whether a grid's padded input and its output together outgrow the core's L2: its
-// output then cannot stay there, and the kernel streams it (apply_stencil, apply_star).
-inline bool outgrows_level2(const HaloPlan& plan) {
-  return (plan.padded_lanes() + plan.grid_lanes()) * std::int64_t{sizeof(double)} > level2_cache_bytes();
-}
-
 // How far ahead of the row being computed a streamed sweep prefetches the rows its
-// x-step reads first (apply_star).
+// x-step reads first (slide_in_bands).
 constexpr std::int64_t streamed_prefetch_bytes = 3 << 10;
 
 // The centre row's lanes [from, to) (box lanes: negative ones and those past row_lanes
@@ -534,6 +525,41 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
   }
 }
 
+// Lanes [begin, end) of write_rows' `rows` where the region ends within reach of an end
+// of a row (`low`: the lower, `high`: the upper) in a way its regular vectors do not
+// cover, or the row is short: the ends of the centre rows with their ghosts are copied,
+// lanes [-reach, edge) and [row_lanes - edge, row_lanes + reach), enough for every
+// vector within reach of an end; a row shorter than two such ends is copied whole.
+// `write_vector(k, centre_first, centre_second)` writes the vector at lane k.
+template <int Reach, int Planes, class Rows, class WriteVector>
+[[gnu::always_inline]] inline void write_near_ends(const Rows& rows, std::int64_t row_lanes, std::int64_t begin,
+                                                   std::int64_t end, bool low, bool high,
+                                                   const WriteVector& write_vector) {
+  constexpr std::int64_t reach = Reach;
+  constexpr std::int64_t edge = 2 * reach + vector_lanes;
+  constexpr std::int64_t whole_below = 2 * edge;
+  const bool whole = row_lanes < whole_below;
+  const std::int64_t high_from = whole ? -reach : row_lanes - edge;
+  double low_copy[Planes][edge + reach], high_copy[Planes][whole_below + 2 * reach];
+  for (int plane = 0; plane < Planes; ++plane) {
+    if (low && !whole)
+      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, -reach, edge,
+                    low_copy[plane]);
+    if (high || (low && whole))
+      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, high_from,
+                    row_lanes + reach, high_copy[plane]);
+  }
+  auto centre = [&](int plane, std::int64_t k) {
+    if (whole && (low || high)) return InRow{high_copy[plane] + (k - high_from)};
+    if (k < reach) return InRow{low_copy[plane] + (k + reach)};
+    if (k + vector_lanes + reach > row_lanes) return InRow{high_copy[plane] + (k - high_from)};
+    return InRow{rows.centre(plane) + k};
+  };
+  std::int64_t k = begin;
+  for (; k + vector_lanes <= end; k += vector_lanes) write_vector(k, centre(0, k), centre(Planes - 1, k));
+  if (k < end) write_vector(end - vector_lanes, centre(0, end - vector_lanes), centre(Planes - 1, end - vector_lanes));
+}
+
 // Writes lanes [begin, end) of the output rows of `Planes` (1 or 2) consecutive x-planes
 // (streamed with Stream, else with plain stores): whole vectors, the last one overlapping
 // its predecessor when the count is not a multiple of four (it writes the same values
@@ -542,7 +568,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, class Rows>
 // past an end of the row takes those lanes from the row's z ghosts (AtEnd), or, for
 // short rows and regions that end within reach of a row's end, from a copy of the end
 // with its ghosts. `prefetch` rows, if any, are rows a later row or x-step reads first
-// (apply_star), brought towards the core.
+// (slide_in_bands), brought towards the core.
 template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class Rows>
 [[gnu::always_inline]] inline void write_rows(const Coefficients<Radius, double>& one,
                                               const Coefficients<Radius, Vector>& four, const Rows& rows,
@@ -581,7 +607,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class 
   // (row_lanes >= 4 ends + reach), and every lane of [begin, end) is written, none
   // outside it, when the body is empty, whole vectors, or (from lane 0) one vector
   // overlapping the low end's, or when the two ends' vectors overlap each other (a row
-  // shorter than both: 6-15 lanes at radius 2, an apply's small boxes, session 14).
+  // shorter than both: 6-15 lanes at radius 2, an apply's small boxes).
   const bool body_covered = body == 0 || body >= vector_lanes ||
                             (low && body > 0 && body_end - vector_lanes >= reach) || (low && high && body < 0);
   const bool regular = beside || ((!low || begin == 0) && (!high || end == row_lanes) && body_covered &&
@@ -614,32 +640,7 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Stream, class 
     if (high) high_end(std::make_integer_sequence<int, ends>{});
     return;
   }
-  // Anything else (a short row, a region ending within reach of a row's end): the ends
-  // of the centre rows with their ghosts are copied, lanes [-reach, edge) and
-  // [row_lanes - edge, row_lanes + reach), enough for every vector within reach of an
-  // end; a row shorter than two such ends is copied whole.
-  constexpr std::int64_t edge = 2 * reach + vector_lanes;
-  constexpr std::int64_t whole_below = 2 * edge;
-  const bool whole = row_lanes < whole_below;
-  const std::int64_t high_from = whole ? -reach : row_lanes - edge;
-  double low_copy[Planes][edge + reach], high_copy[Planes][whole_below + 2 * reach];
-  for (int plane = 0; plane < Planes; ++plane) {
-    if (low && !whole)
-      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, -reach, edge,
-                    low_copy[plane]);
-    if (high || (low && whole))
-      gather_centre(rows.centre(plane), rows.z_low[plane], rows.z_high[plane], row_lanes, reach, high_from,
-                    row_lanes + reach, high_copy[plane]);
-  }
-  auto centre = [&](int plane, std::int64_t k) {
-    if (whole && (low || high)) return InRow{high_copy[plane] + (k - high_from)};
-    if (k < reach) return InRow{low_copy[plane] + (k + reach)};
-    if (k + vector_lanes + reach > row_lanes) return InRow{high_copy[plane] + (k - high_from)};
-    return in_row(plane, k);
-  };
-  std::int64_t k = begin;
-  for (; k + vector_lanes <= end; k += vector_lanes) write_vector(k, centre(0, k), centre(Planes - 1, k));
-  if (k < end) write_vector(end - vector_lanes, centre(0, end - vector_lanes), centre(Planes - 1, end - vector_lanes));
+  write_near_ends<reach, Planes>(rows, row_lanes, begin, end, low, high, write_vector);
 }
 
 // Where the rows of plane x (box coordinates, -r <= x < n + r) start and how far apart
@@ -668,12 +669,12 @@ inline const double* row_of_plane(const BoxInput& input, const Index3& n, int ra
 // x-planes, each read once, as whole vectors sliding along it (one load per vector); a
 // point's z-neighbours are shuffles of two of them (sliding_window). Against loading
 // each neighbour where it lies, this halves the kernel's loads, and loads, not
-// arithmetic, set its pace: on the Zen 4 this was tuned on, a 32-byte load that is not
+// arithmetic, set its pace: on a Zen 4, a 32-byte load that is not
 // 32-byte aligned takes two load slots, and all but one of a point's z-neighbours are. Reads
 // lanes begin - 4 side .. end + 4 side - 1 of each centre row: the caller keeps them
 // inside input (inside the row, or, in a padded array, among the ghosts and the ghost
 // rows around it). `prefetch`, if its first is not null, is where each plane's
-// prefetches go (apply_star says which rows).
+// prefetches go (slide_in_bands says which rows).
 //
 // With Ends, [begin, end) is the whole row and its z ghosts lie elsewhere (`z_low`,
 // `z_high`): the anchors beyond a row's ends are built from them (AtEnd), and the last
@@ -717,8 +718,8 @@ template <int Radius, int Lanes, bool Symmetric, int Planes, bool Ends, bool Str
   // arrays) would take two 16-byte streaming stores per vector: its first vector is
   // written on its own, and the row goes on two lanes (a float64 point, half a
   // complex128 one: one point) further, from where every vector is 32-byte aligned.
-  // Measured (session 11): an apply's box input 1.09-1.12x (float64) and 1.08-1.09x
-  // (complex128); padded float64, whose rows are then read unaligned, 1.0x.
+  // Measured with `python dev/kernel_ab.py`: an apply's box input 1.09-1.12x (float64)
+  // and 1.08-1.09x (complex128); padded float64, whose rows are then read unaligned, 1.0x.
   if constexpr (Stream && Planes == 1)
     if (reinterpret_cast<std::uintptr_t>(target[0] + begin) % 32 == 16) {
       sliding_step<Radius, Lanes, Symmetric, Planes, Stream>(c, centre, neighbours, anchors, k, target);
@@ -830,9 +831,9 @@ void slide_rows(const Coefficients<Radius, Vector>& shared, const double* first_
 // y-neighbours at the box's strides, so the region is one loop nest of slide steps
 // (sliding_step, the same per-point sums as every other path) with nothing decided per
 // row: slide_row's prologue and prefetching loop, which this case never takes, cost
-// registers and per-row work in the loop they share (docs/benchmarks.md, "Session 27").
-// Both dtypes go two planes at a time and, Isotropic, hold one copy of the coefficients
-// (local_coefficients); for complex128 the two together ran 1.15x at 16^3-24^3.
+// registers and per-row work in the loop they share (`python dev/kernel_ab.py`). Both
+// dtypes go two planes at a time and, Isotropic, hold one copy of the coefficients
+// (local_coefficients); for complex128 the two together run 1.15x at 16^3-24^3.
 template <int Radius, int Lanes, bool Symmetric, bool Isotropic>
 [[gnu::noinline]] void slide_padded_in_cache(const Coefficients<Radius, Vector>& shared, const double* first_centre,
                                              std::int64_t stride_x, std::int64_t stride_y, std::int64_t planes,
@@ -877,7 +878,7 @@ template <int Radius, int Lanes, bool Symmetric, bool Isotropic>
 // grid's other end, a row of zeros), each slid with a pointer per neighbour row
 // (ApartRows). `planes` are the plane rows of x - r .. x + r; `prefetch`, if not null,
 // where this plane's prefetches go. Out of line, with one copy of the coefficients for
-// all of a plane's rows: a call per plane, not per row, and apply_star keeps a single
+// all of a plane's rows: a call per plane, not per row, and slide_in_bands keeps a single
 // inlined copy of the slide (each added copy of write_rows there slowed the rest).
 template <int Radius, int Lanes, bool Symmetric, bool Stream>
 [[gnu::noinline]] void slide_rows_apart(const Coefficients<Radius, Vector>& shared, const BoxInput& input,
@@ -935,392 +936,278 @@ template <int Radius, int Lanes, bool Symmetric, bool Stream>
   }
 }
 
-template <int Radius, int Lanes, bool Symmetric, bool Stream>
-void apply_star(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region, double* out,
-                bool prefetch_ahead) {
+// Rows of `row_lanes` lanes a band may hold, the x-planes' rows one band reads
+// (`planes_read`) within `budget_bytes`: rows are visited in bands of y so that they stay
+// in cache while x sweeps through them, and each input row is then fetched from memory
+// once, not 2r + 1 times, also for grids whose planes are too large for the cache.
+template <int Radius, int Lanes>
+std::int64_t band_rows(std::int64_t budget_bytes, int planes_read, std::int64_t row_lanes) {
+  const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
+  return std::max<std::int64_t>(1, budget_bytes / (planes_read * row_bytes) - 2 * Radius);
+}
+
+// The sweep kernel::SweepKind::padded_in_cache: `region` (at least a vector of lanes
+// along z) of a padded grid in cache, with plain stores, in bands for the L2 (both
+// dtypes two planes at a time). Padded grids of both dtypes slide with one copy of the
+// coefficients for all three axes where they are equal bit for bit (local_coefficients;
+// -0.0 and 0.0 could sum differently).
+template <int Radius, int Lanes, bool Symmetric>
+void slide_padded(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
+                  double* out) {
   const Index3& n = plan.extent();
   const std::int64_t row_lanes = n[2] * Lanes;
-  const std::int64_t out_stride_y = row_lanes;
-  const std::int64_t out_stride_x = n[1] * out_stride_y;
-  const RowCoefficients<Radius> c(stencil);
+  const std::int64_t out_stride_y = row_lanes, out_stride_x = n[1] * out_stride_y;
   const std::int64_t begin = region.begin[2] * Lanes, end = (region.begin[2] + region.extent[2]) * Lanes;
-  // Rows in cache slide with one copy of the coefficients for all three axes where they
-  // are equal bit for bit (slide_rows; -0.0 and 0.0 could sum differently): float64
-  // boxes, and padded grids of both dtypes.
-  constexpr bool padded_may_be_isotropic = !Stream && Symmetric;
-  constexpr bool may_be_isotropic = Lanes == 1 && padded_may_be_isotropic;
-  const bool isotropic = padded_may_be_isotropic && stencil.isotropic();
-
-  // Rows are visited in bands of y so that the x-planes' rows one band reads (2r+2 for
-  // two planes at a time) stay in cache while x sweeps through them: each input row is
-  // then fetched from memory once, not 2r+1 times, also for grids whose planes are too
-  // large for the cache. In cache, bands fit the core's L2; from memory, its share of
-  // the last level (from_memory_blocking_budget_bytes).
-  const std::int64_t row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double));
-  auto band_rows = [&](std::int64_t budget, int planes_read) {
-    return std::max<std::int64_t>(1, budget / (planes_read * row_bytes) - 2 * Radius);
-  };
-  const std::int64_t band = band_rows(prefetch_ahead ? from_memory_blocking_budget_bytes() : blocking_budget_bytes(),
-                                      Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1);
   const std::int64_t y_end = region.begin[1] + region.extent[1];
-  const std::int64_t x_end = region.begin[0] + region.extent[0];
-  // A padded array: every ghost lies at the box's own strides beyond it, so every row
-  // slides, whole (its ghosts beside it, ghost rows around the box).
+  const Coefficients<Radius, Vector> four(stencil);
   const Rows& box = input.box;
-  auto continues_box = [&](const Rows& ghosts, std::int64_t offset) {
-    return ghosts.first == box.first + offset && ghosts.stride_x == box.stride_x && ghosts.stride_y == box.stride_y;
-  };
-  const bool padded = continues_box(input.x_ghosts[0], -Radius * box.stride_x) &&
-                      continues_box(input.x_ghosts[1], n[0] * box.stride_x) &&
-                      continues_box(input.y_ghosts[0], -Radius * box.stride_y) &&
-                      continues_box(input.y_ghosts[1], n[1] * box.stride_y) &&
-                      continues_box(input.z_ghosts[0], -Radius * Lanes) && continues_box(input.z_ghosts[1], row_lanes);
-#if defined(HYBRIDFD_WIDE_VECTOR)
-  // (Where they beat the row slide: on AVX-512, not AVX2.)
-  // A padded grid within the L2: columns of wide vectors (column_sweep.hpp), which
-  // prefetch when the grid comes from memory. A larger one is swept in columns only in
-  // cache; from memory its rows slide (below), which the core's prefetchers follow
-  // better (session 16: columns 0.8x at 48^3).
-  // Where the grid comes from memory, or the padded grid and its output together outgrow
-  // the L2, the output cannot stay there: with plain stores each of its lines would be
-  // read (from memory or the L3) before it is written and written back after; the
-  // columns stream it to memory instead, where every store is a whole line (Zen 5, in
-  // cache: float64 1.0-1.25x at 40^3-64^3, 1.25-1.35x at 96^3, complex128 1.15x at
-  // 48^3; many grids from memory: 1.0-1.25x at 16^3-32^3; docs/benchmarks.md,
-  // "Session 31"; column_sweep::sweep decides where every store is a whole line, and
-  // prefetches for float64 streamed in cache).
-  if constexpr (!Stream && column_sweep::serves<Radius, Lanes> && column_sweep::beats_row_slide)
-    if (padded && (!prefetch_ahead || !padded_grid_from_memory(plan))) {
-      if (region.points() == 0) return;
-      const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
-      const double* first = box.at(region.begin[0], region.begin[1]) + begin;
-      double* target = out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin;
-      const bool stream_output = prefetch_ahead || outgrows_level2(plan);
-      if (prefetch_ahead)
-        column_sweep::sweep<Radius, Lanes, Symmetric, true>(stencil, first, box.stride_x, box.stride_y, extent, target,
-                                                            out_stride_x, out_stride_y, stream_output);
-      else
-        column_sweep::sweep<Radius, Lanes, Symmetric, false>(stencil, first, box.stride_x, box.stride_y, extent, target,
-                                                             out_stride_x, out_stride_y, stream_output);
-      return;
-    }
-  // A padded grid from memory, its output streamed: rows of three planes at a time, the
-  // next step's planes prefetched (streamed_planes.hpp; 1.3-1.5x the row slide below).
-  if constexpr (Stream && column_sweep::serves<Radius, Lanes> && streamed_planes::beats_row_slide)
-    if (padded) {
-      const std::int64_t extent[3] = {region.extent[0], region.extent[1], region.extent[2] * Lanes};
-      if (region.points() == 0) return;
-      streamed_planes::sweep<Radius, Lanes, Symmetric>(
-          stencil, box.at(region.begin[0], region.begin[1]) + begin, box.stride_x, box.stride_y, extent,
-          out + region.begin[0] * out_stride_x + region.begin[1] * out_stride_y + begin, out_stride_x, out_stride_y,
-          blocking_budget_bytes());
-      return;
-    }
-#endif
-  // Otherwise whole rows slide with their z ghosts read from where they are (Ends), or,
-  // for a region that cuts rows short, rows slide between their ends and the lanes
-  // within reach of an end are left to write_rows.
-  constexpr int side = sliding_side<Radius, Lanes>;
-  const bool ends = !padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 1) * vector_lanes;
-  const std::int64_t end_lanes = padded || ends ? 0 : side * vector_lanes;
-  const std::int64_t slide_begin = std::max(begin, end_lanes), slide_end = std::min(end, row_lanes - end_lanes);
-  if constexpr (!Stream)
-    if (padded && !prefetch_ahead && end - begin >= vector_lanes) {
-      const std::int64_t padded_band =
-          band_rows(blocking_budget_bytes(), 2 * Radius + 2);  // both dtypes two planes at a time
-      for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += padded_band) {
-        auto slide = [&]<bool Isotropic> {
-          slide_padded_in_cache<Radius, Lanes, Symmetric, Isotropic>(
-              c.four, box.at(region.begin[0], y_band), box.stride_x, box.stride_y, region.extent[0],
-              std::min(padded_band, y_end - y_band), begin, end,
-              out + region.begin[0] * out_stride_x + y_band * out_stride_y, out_stride_x, out_stride_y);
-        };
-        with_isotropy<padded_may_be_isotropic>(isotropic, slide);
-      }
-      return;
-    }
+  const std::int64_t band = band_rows<Radius, Lanes>(blocking_budget_bytes(), 2 * Radius + 2, row_lanes);
   for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
-    auto sweep = [&]<int Planes>(std::int64_t x) {
-      // A copy the compiler can see whole: it then keeps the coefficients in registers
-      // through the rows, instead of reading them from memory at every use (it cannot
-      // prove the stores to `out` leave the shared object alone).
-      const Coefficients<Radius, Vector> four = c.four;
-      PlaneRows planes[2 * Radius + Planes];
-      for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
-        planes[plane] = plane_rows(input, n, Radius, x - Radius + plane);
-      // Rows to prefetch, per plane from y = 0. Streamed, the planes this step reads
-      // first (x + r ..), `streamed_prefetch_bytes` ahead of the row being computed:
-      // prefetched a whole x-step ahead, a 192^3 grid ran at 0.87x, and 8-16 KB ahead
-      // at 0.92-0.96x. Otherwise the planes the next step reads first (x + Planes + r
-      // ..), a step ahead: 3 KB ahead ran 24^3 and 48^3 grids from memory at 0.92 and
-      // 0.96x (session 11, measured interleaved).
-      PlaneRows ahead[Planes]{};
-      bool prefetching = prefetch_ahead;
-      for (int plane = 0; plane < Planes; ++plane) {
-        if constexpr (Stream) {
-          if (!prefetching) break;
-          ahead[plane] = plane_rows(input, n, Radius, x + Radius + plane);
-          ahead[plane].first += (streamed_prefetch_bytes + row_bytes - 1) / row_bytes * ahead[plane].stride_y;
-        } else {
-          const std::int64_t next = x + Planes + Radius + plane;
-          prefetching = prefetching && next < n[0] + Radius && next < x_end + Radius;
-          if (prefetching) ahead[plane] = plane_rows(input, n, Radius, next);
-        }
-      }
-      // Rows whose x- and y-neighbours all lie in the box at its strides: y in
-      // [y_inside, y_outside); in a padded array every row.
-      const bool x_inside = padded || (x - Radius >= 0 && x + Planes - 1 + Radius < n[0]);
-      const std::int64_t y_inside = padded ? 0 : x_inside ? Radius : n[1];
-      const std::int64_t y_outside = padded ? n[1] : x_inside ? n[1] - Radius : n[1];
-      const std::int64_t y_stop = std::min(y_band + band, y_end);
-      const std::int64_t slide_y_begin = std::max(y_band, y_inside), slide_y_end = std::min(y_stop, y_outside);
-      // complex128 input from memory slides at 0.77-0.79x the per-row loop's rate
-      // (measured interleaved, 32 x 96^3 and 192^3), though 1.1-1.3x in cache; with its
-      // output streamed, sliding is the faster again (1.11-1.14x, session 11). Whole rows
-      // of a prefetched apply (input from memory) all slide apart instead (below), one
-      // plane at a time: against the slide at strides, float64 1.01-1.12x from memory
-      // (12^3-192^3), complex128 0.98-1.08x, and 0.94-0.95x for float64 in cache, which a
-      // prefetched apply does not expect; complex128 against its per-row loop 1.28-1.51x
-      // on 12^3-32^3 boxes (session 14).
-      const bool sliding = slide_end - slide_begin >= vector_lanes && slide_y_end > slide_y_begin &&
-                           (Lanes == 1 || !prefetching || Stream) && !(ends && prefetching);
-      if (sliding) {
-        const double* first_centre = input.box.at(x, slide_y_begin);
-        double* first_target = out + x * out_stride_x + slide_y_begin * out_stride_y;
-        // A streamed sweep prefetches rows ahead of the row computed, and slide_rows counts
-        // rows from slide_y_begin; the step-ahead prefetch takes plane rows as they are.
-        PlaneRows from_first[Planes];
-        if constexpr (Stream)
-          for (int plane = 0; plane < Planes; ++plane)
-            from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
-        const PlaneRows* prefetch = !prefetching ? nullptr : Stream ? from_first : ahead;
-        if (ends)
-          slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
-              c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, begin, end,
-              first_target, out_stride_x, out_stride_y, prefetch, &input.z_ghosts, x, slide_y_begin);
-        else {
-          auto slide = [&]<bool Isotropic> {
-            slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream, Isotropic>(
-                c.four, first_centre, input.box.stride_x, input.box.stride_y, slide_y_end - slide_y_begin, slide_begin,
-                slide_end, first_target, out_stride_x, out_stride_y, prefetch);
-          };
-          with_isotropy<may_be_isotropic>(isotropic, slide);
-        }
-      }
-      // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
-      // neighbour row (at 12^3 more than half the rows do), and with prefetching every
-      // whole row does (above; session 14).
-      if (ends) {
-        for (int plane = 0; plane < Planes; ++plane)
-          slide_rows_apart<Radius, Lanes, Symmetric, Stream>(
-              four, input, n, planes + plane, x + plane, y_band, y_stop, sliding ? slide_y_begin : y_stop,
-              sliding ? slide_y_end : y_stop, out + (x + plane) * out_stride_x, prefetching ? ahead + plane : nullptr);
-        return;
-      }
-      // Rows the slide finished whole are skipped (padded arrays: every row).
-      const bool ends_left = begin < slide_begin || slide_end < end;
-      for (std::int64_t y = y_band; y < y_stop; ++y) {
-        if (sliding && !ends_left && y == slide_y_begin) {
-          y = slide_y_end - 1;
-          continue;
-        }
-        double* target[Planes];
-        const double* prefetch[Planes];
-        const double* z_low[Planes];
-        const double* z_high[Planes];
-        for (int plane = 0; plane < Planes; ++plane) {
-          target[plane] = out + (x + plane) * out_stride_x + y * out_stride_y;
-          prefetch[plane] = prefetching ? ahead[plane].at(y) : nullptr;
-          z_low[plane] = input.z_ghosts[0].at(x + plane, y);
-          z_high[plane] = input.z_ghosts[1].at(x + plane, y);
-        }
-        // A piece shorter than a vector (a z shell) is a line of its own in each output
-        // row: from memory its stores wait for the line unless it is fetched a step ahead
-        // (one z face of a 192^3 grid: 42 ns per piece without, 19-23 with).
-        if (prefetching && end - begin < vector_lanes)
-          for (int plane = 0; plane < Planes; ++plane)
-            if (x + 2 * Planes - 1 < x_end) __builtin_prefetch(target[plane] + Planes * out_stride_x + begin, 1, 3);
-        if (y >= y_inside && y < y_outside) {
-          StridedRows<Radius, Planes> rows{input.box.at(x, y), input.box.stride_x, input.box.stride_y, {}, {}};
-          for (int plane = 0; plane < Planes; ++plane)
-            rows.z_low[plane] = z_low[plane], rows.z_high[plane] = z_high[plane];
-          // The whole row, or the lanes the slide left at each end. One call site: each
-          // copy of the (forced inline) per-row loop here made the loop slower, complex128
-          // 1.14-1.3x with three of them (measured interleaved against session 5's kernel).
-          const std::int64_t pieces[2][2] = {{begin, sliding ? slide_begin : end}, {sliding ? slide_end : end, end}};
-          for (const auto& piece : pieces)
-            if (piece[0] < piece[1])
-              write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, piece[0], piece[1],
-                                                                   target, prefetch);
-          continue;
-        }
-        RowInputs<Radius, Planes> rows;
-        for (int plane = 0; plane < 2 * Radius + Planes; ++plane) rows.along_x[plane] = planes[plane].at(y);
-        for (int plane = 0; plane < Planes; ++plane) {
-          const std::int64_t x_plane = x + plane;
-          const PlaneRows& own = planes[Radius + plane];
-          for (int d = 1; d <= Radius; ++d) {
-            rows.along_y[plane][d - 1] = row_of_plane(input, n, Radius, own, x_plane, y - d);
-            rows.along_y[plane][Radius + d - 1] = row_of_plane(input, n, Radius, own, x_plane, y + d);
-          }
-          rows.z_low[plane] = z_low[plane];
-          rows.z_high[plane] = z_high[plane];
-        }
-        write_rows<Radius, Lanes, Symmetric, Planes, Stream>(c.one, four, rows, row_lanes, begin, end, target,
-                                                             prefetch);
-      }
+    auto slide = [&]<bool Isotropic> {
+      slide_padded_in_cache<Radius, Lanes, Symmetric, Isotropic>(
+          four, box.at(region.begin[0], y_band), box.stride_x, box.stride_y, region.extent[0],
+          std::min(band, y_end - y_band), begin, end, out + region.begin[0] * out_stride_x + y_band * out_stride_y,
+          out_stride_x, out_stride_y);
     };
+    with_isotropy<Symmetric>(Symmetric && stencil.isotropic(), slide);
+  }
+}
+
+// What the x-steps of slide_in_bands share: the box, its output and the region's lanes,
+// [begin, end), of which rows slide [slide_begin, slide_end).
+template <int Radius>
+struct BandSlide {
+  const RowCoefficients<Radius>& c;
+  const BoxInput& input;
+  const Index3& n;
+  double* out;
+  std::int64_t row_lanes, out_stride_x, out_stride_y;
+  std::int64_t begin, end, slide_begin, slide_end;
+  std::int64_t x_end;
+  std::int64_t row_bytes;  // a padded input row, with its ghosts
+  bool padded;             // the input is one padded array (kernel::Sweep)
+  bool ends;               // whole rows slide with their z ghosts read from where they are
+  bool prefetch_ahead;     // the sweep prefetches (kernel::Sweep)
+  bool isotropic;          // the stencil's coefficients are equal on every axis
+};
+
+// Rows to prefetch for the x-step at x, per plane from y = 0, into `ahead`; whether the
+// step prefetches. Streamed, the planes this step reads first (x + r ..),
+// `streamed_prefetch_bytes` ahead of the row being computed: prefetched a whole x-step
+// ahead, a 192^3 grid runs at 0.87x, and 8-16 KB ahead at 0.92-0.96x. Otherwise the
+// planes the next step reads first (x + Planes + r ..), a step ahead: 3 KB ahead ran
+// 24^3 and 48^3 grids from memory at 0.92 and 0.96x (`python dev/kernel_ab.py`).
+template <int Radius, bool Stream, int Planes>
+bool rows_ahead(const BandSlide<Radius>& s, std::int64_t x, PlaneRows (&ahead)[Planes]) {
+  bool prefetching = s.prefetch_ahead;
+  for (int plane = 0; plane < Planes; ++plane) {
+    if constexpr (Stream) {
+      if (!prefetching) break;
+      ahead[plane] = plane_rows(s.input, s.n, Radius, x + Radius + plane);
+      ahead[plane].first += (streamed_prefetch_bytes + s.row_bytes - 1) / s.row_bytes * ahead[plane].stride_y;
+    } else {
+      const std::int64_t next = x + Planes + Radius + plane;
+      prefetching = prefetching && next < s.n[0] + Radius && next < s.x_end + Radius;
+      if (prefetching) ahead[plane] = plane_rows(s.input, s.n, Radius, next);
+    }
+  }
+  return prefetching;
+}
+
+// Rows [y_begin, y_end) of the x-step at x, whose x- and y-neighbours all lie in the box
+// at its strides, slid at lanes [slide_begin, slide_end) (slide_rows); with Ends, whole,
+// their z ghosts read from where they are. `prefetch`: as slide_rows.
+template <int Radius, int Lanes, bool Symmetric, bool Stream, int Planes>
+void slide_at_strides(const BandSlide<Radius>& s, std::int64_t x, std::int64_t y_begin, std::int64_t y_end,
+                      const PlaneRows* prefetch) {
+  const double* first_centre = s.input.box.at(x, y_begin);
+  double* first_target = s.out + x * s.out_stride_x + y_begin * s.out_stride_y;
+  const Rows& box = s.input.box;
+  if (s.ends) {
+    slide_rows<Radius, Lanes, Symmetric, Planes, true, Stream>(
+        s.c.four, first_centre, box.stride_x, box.stride_y, y_end - y_begin, s.begin, s.end, first_target,
+        s.out_stride_x, s.out_stride_y, prefetch, &s.input.z_ghosts, x, y_begin);
+    return;
+  }
+  // float64 rows in cache slide with one copy of the coefficients for all three axes
+  // where they are equal bit for bit (slide_rows; -0.0 and 0.0 could sum differently).
+  constexpr bool may_be_isotropic = Lanes == 1 && !Stream && Symmetric;
+  auto slide = [&]<bool Isotropic> {
+    slide_rows<Radius, Lanes, Symmetric, Planes, false, Stream, Isotropic>(
+        s.c.four, first_centre, box.stride_x, box.stride_y, y_end - y_begin, s.slide_begin, s.slide_end, first_target,
+        s.out_stride_x, s.out_stride_y, prefetch);
+  };
+  with_isotropy<may_be_isotropic>(may_be_isotropic && s.isotropic, slide);
+}
+
+// The rows y in [y_band, y_stop) of the x-step at x that no slide wrote whole, row by row
+// (write_rows): rows [slide_y_begin, slide_y_end) slid (`sliding`) are skipped, or only
+// the lanes the slide left at each end are written. `planes`: the plane rows of
+// x - r .. x + Planes - 1 + r; `ahead`, if `prefetching`, where the prefetches go.
+template <int Radius, int Lanes, bool Symmetric, bool Stream, int Planes>
+void write_rows_left(const BandSlide<Radius>& s, const Coefficients<Radius, Vector>& four,
+                     const PlaneRows (&planes)[2 * Radius + Planes], const PlaneRows (&ahead)[Planes], bool prefetching,
+                     std::int64_t x, std::int64_t y_band, std::int64_t y_stop, bool sliding, std::int64_t slide_y_begin,
+                     std::int64_t slide_y_end, std::int64_t y_inside, std::int64_t y_outside) {
+  const BoxInput& input = s.input;
+  const bool ends_left = s.begin < s.slide_begin || s.slide_end < s.end;
+  for (std::int64_t y = y_band; y < y_stop; ++y) {
+    if (sliding && !ends_left && y == slide_y_begin) {
+      y = slide_y_end - 1;
+      continue;
+    }
+    double* target[Planes];
+    const double* prefetch[Planes];
+    const double* z_low[Planes];
+    const double* z_high[Planes];
+    for (int plane = 0; plane < Planes; ++plane) {
+      target[plane] = s.out + (x + plane) * s.out_stride_x + y * s.out_stride_y;
+      prefetch[plane] = prefetching ? ahead[plane].at(y) : nullptr;
+      z_low[plane] = input.z_ghosts[0].at(x + plane, y);
+      z_high[plane] = input.z_ghosts[1].at(x + plane, y);
+    }
+    // A piece shorter than a vector (a z shell) is a line of its own in each output
+    // row: from memory its stores wait for the line unless it is fetched a step ahead
+    // (one z face of a 192^3 grid: 42 ns per piece without, 19-23 with).
+    if (prefetching && s.end - s.begin < vector_lanes)
+      for (int plane = 0; plane < Planes; ++plane)
+        if (x + 2 * Planes - 1 < s.x_end) __builtin_prefetch(target[plane] + Planes * s.out_stride_x + s.begin, 1, 3);
+    if (y >= y_inside && y < y_outside) {
+      StridedRows<Radius, Planes> rows{input.box.at(x, y), input.box.stride_x, input.box.stride_y, {}, {}};
+      for (int plane = 0; plane < Planes; ++plane) rows.z_low[plane] = z_low[plane], rows.z_high[plane] = z_high[plane];
+      // The whole row, or the lanes the slide left at each end. One call site: each
+      // copy of the (forced inline) per-row loop here makes the loop slower, complex128
+      // 1.14-1.3x with three of them (`python dev/kernel_ab.py`).
+      const std::int64_t pieces[2][2] = {{s.begin, sliding ? s.slide_begin : s.end},
+                                         {sliding ? s.slide_end : s.end, s.end}};
+      for (const auto& piece : pieces)
+        if (piece[0] < piece[1])
+          write_rows<Radius, Lanes, Symmetric, Planes, Stream>(s.c.one, four, rows, s.row_lanes, piece[0], piece[1],
+                                                               target, prefetch);
+      continue;
+    }
+    RowInputs<Radius, Planes> rows;
+    for (int plane = 0; plane < 2 * Radius + Planes; ++plane) rows.along_x[plane] = planes[plane].at(y);
+    for (int plane = 0; plane < Planes; ++plane) {
+      const std::int64_t x_plane = x + plane;
+      const PlaneRows& own = planes[Radius + plane];
+      for (int d = 1; d <= Radius; ++d) {
+        rows.along_y[plane][d - 1] = row_of_plane(input, s.n, Radius, own, x_plane, y - d);
+        rows.along_y[plane][Radius + d - 1] = row_of_plane(input, s.n, Radius, own, x_plane, y + d);
+      }
+      rows.z_low[plane] = z_low[plane];
+      rows.z_high[plane] = z_high[plane];
+    }
+    write_rows<Radius, Lanes, Symmetric, Planes, Stream>(s.c.one, four, rows, s.row_lanes, s.begin, s.end, target,
+                                                         prefetch);
+  }
+}
+
+// The x-step of slide_in_bands at x (`Planes` planes) over the band's rows
+// [y_band, y_stop).
+template <int Radius, int Lanes, bool Symmetric, bool Stream, int Planes>
+void slide_x_step(const BandSlide<Radius>& s, std::int64_t x, std::int64_t y_band, std::int64_t y_stop) {
+  // A copy the compiler can see whole: it then keeps the coefficients in registers
+  // through the rows, instead of reading them from memory at every use (it cannot
+  // prove the stores to `out` leave the shared object alone).
+  const Coefficients<Radius, Vector> four = s.c.four;
+  PlaneRows planes[2 * Radius + Planes];
+  for (int plane = 0; plane < 2 * Radius + Planes; ++plane)
+    planes[plane] = plane_rows(s.input, s.n, Radius, x - Radius + plane);
+  PlaneRows ahead[Planes]{};
+  const bool prefetching = rows_ahead<Radius, Stream>(s, x, ahead);
+  // Rows whose x- and y-neighbours all lie in the box at its strides: y in
+  // [y_inside, y_outside); in a padded array every row.
+  const std::int64_t ny = s.n[1];
+  const bool x_inside = s.padded || (x - Radius >= 0 && x + Planes - 1 + Radius < s.n[0]);
+  const std::int64_t y_inside = s.padded ? 0 : x_inside ? Radius : ny;
+  const std::int64_t y_outside = s.padded ? ny : x_inside ? ny - Radius : ny;
+  const std::int64_t slide_y_begin = std::max(y_band, y_inside), slide_y_end = std::min(y_stop, y_outside);
+  // complex128 input from memory slides at 0.77-0.79x the per-row loop's rate
+  // (measured interleaved, 32 x 96^3 and 192^3), though 1.1-1.3x in cache; with its
+  // output streamed, sliding is the faster again (1.11-1.14x). Whole rows of a
+  // prefetched apply (input from memory) all slide apart instead (below), one plane at a
+  // time: against the slide at strides, float64 1.01-1.12x from memory (12^3-192^3),
+  // complex128 0.98-1.08x, and 0.94-0.95x for float64 in cache, which a prefetched apply
+  // does not expect; complex128 against its per-row loop 1.28-1.51x on 12^3-32^3 boxes
+  // (`python dev/kernel_ab.py`).
+  const bool sliding = s.slide_end - s.slide_begin >= vector_lanes && slide_y_end > slide_y_begin &&
+                       (Lanes == 1 || !prefetching || Stream) && !(s.ends && prefetching);
+  if (sliding) {
+    // A streamed sweep prefetches rows ahead of the row computed, and slide_rows counts
+    // rows from slide_y_begin; the step-ahead prefetch takes plane rows as they are.
+    PlaneRows from_first[Planes];
+    if constexpr (Stream)
+      for (int plane = 0; plane < Planes; ++plane)
+        from_first[plane] = {ahead[plane].first + slide_y_begin * ahead[plane].stride_y, ahead[plane].stride_y};
+    const PlaneRows* prefetch = !prefetching ? nullptr : Stream ? from_first : ahead;
+    slide_at_strides<Radius, Lanes, Symmetric, Stream, Planes>(s, x, slide_y_begin, slide_y_end, prefetch);
+  }
+  // Whole rows that border a ghost slide too, one plane at a time, with a pointer per
+  // neighbour row (at 12^3 more than half the rows do), and with prefetching every
+  // whole row does (above).
+  if (s.ends) {
+    for (int plane = 0; plane < Planes; ++plane)
+      slide_rows_apart<Radius, Lanes, Symmetric, Stream>(
+          four, s.input, s.n, planes + plane, x + plane, y_band, y_stop, sliding ? slide_y_begin : y_stop,
+          sliding ? slide_y_end : y_stop, s.out + (x + plane) * s.out_stride_x, prefetching ? ahead + plane : nullptr);
+    return;
+  }
+  // Rows the slide finished whole are skipped (padded arrays: every row).
+  write_rows_left<Radius, Lanes, Symmetric, Stream, Planes>(s, four, planes, ahead, prefetching, x, y_band, y_stop,
+                                                            sliding, slide_y_begin, slide_y_end, y_inside, y_outside);
+}
+
+// The sweep kernel::SweepKind::row_slide: `region` of any BoxInput, its output streamed
+// with Stream (the sweep's output_streams), prefetching as the sweep says, in bands
+// sized for the L2 or, for input from memory, for the core's share of the last level
+// (from_memory_blocking_budget_bytes).
+template <int Radius, int Lanes, bool Symmetric, bool Stream>
+void slide_in_bands(const kernel::Sweep& choice, const Stencil& stencil, const HaloPlan& plan, const BoxInput& input,
+                    const Region& region, double* out) {
+  const Index3& n = plan.extent();
+  const RowCoefficients<Radius> c(stencil);
+  const std::int64_t row_lanes = n[2] * Lanes;
+  const std::int64_t begin = region.begin[2] * Lanes, end = (region.begin[2] + region.extent[2]) * Lanes;
+  // A padded array: every ghost lies at the box's own strides beyond it, so every row
+  // slides, whole (its ghosts beside it, ghost rows around the box). Otherwise whole rows
+  // slide with their z ghosts read from where they are (Ends), or, for a region that
+  // cuts rows short, rows slide between their ends and the lanes within reach of an end
+  // are left to write_rows.
+  constexpr int side = sliding_side<Radius, Lanes>;
+  const bool ends = !choice.padded && begin == 0 && end == row_lanes && row_lanes >= (2 * side + 1) * vector_lanes;
+  const std::int64_t end_lanes = choice.padded || ends ? 0 : side * vector_lanes;
+  const BandSlide<Radius> s{.c = c,
+                            .input = input,
+                            .n = n,
+                            .out = out,
+                            .row_lanes = row_lanes,
+                            .out_stride_x = n[1] * row_lanes,
+                            .out_stride_y = row_lanes,
+                            .begin = begin,
+                            .end = end,
+                            .slide_begin = std::max(begin, end_lanes),
+                            .slide_end = std::min(end, row_lanes - end_lanes),
+                            .x_end = region.begin[0] + region.extent[0],
+                            .row_bytes = (row_lanes + 2 * Radius * Lanes) * static_cast<std::int64_t>(sizeof(double)),
+                            .padded = choice.padded,
+                            .ends = ends,
+                            .prefetch_ahead = choice.prefetches,
+                            .isotropic = stencil.isotropic()};
+  const std::int64_t band =
+      band_rows<Radius, Lanes>(choice.input_from_memory ? from_memory_blocking_budget_bytes() : blocking_budget_bytes(),
+                               Lanes == 1 ? 2 * Radius + 2 : 2 * Radius + 1, row_lanes);
+  const std::int64_t y_end = region.begin[1] + region.extent[1];
+  for (std::int64_t y_band = region.begin[1]; y_band < y_end; y_band += band) {
+    const std::int64_t y_stop = std::min(y_band + band, y_end);
     std::int64_t x = region.begin[0];
     // Two planes at a time share their x-neighbours' loads (float64); streamed, the two
     // output rows written in turn cost more than that saves (0.76-0.86x measured).
     if constexpr (Lanes == 1 && !Stream)
-      for (; x + 2 <= x_end; x += 2) sweep.template operator()<2>(x);
-    for (; x < x_end; ++x) sweep.template operator()<1>(x);
+      for (; x + 2 <= s.x_end; x += 2) slide_x_step<Radius, Lanes, Symmetric, Stream, 2>(s, x, y_band, y_stop);
+    for (; x < s.x_end; ++x) slide_x_step<Radius, Lanes, Symmetric, Stream, 1>(s, x, y_band, y_stop);
   }
 }
-
-template <int Radius, int Lanes>
-void dispatch_symmetry(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                       double* out, bool prefetch, bool stream) {
-  if (stencil.symmetric()) {
-    if (stream)
-      apply_star<Radius, Lanes, true, true>(stencil, plan, input, region, out, prefetch);
-    else
-      apply_star<Radius, Lanes, true, false>(stencil, plan, input, region, out, prefetch);
-  } else {
-    if (stream)
-      apply_star<Radius, Lanes, false, true>(stencil, plan, input, region, out, prefetch);
-    else
-      apply_star<Radius, Lanes, false, false>(stencil, plan, input, region, out, prefetch);
-  }
-}
-
-template <int Lanes>
-void dispatch_radius(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                     double* out, bool prefetch, bool stream) {
-  switch (stencil.radius) {
-    case 1: return dispatch_symmetry<1, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    case 2: return dispatch_symmetry<2, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    case 3: return dispatch_symmetry<3, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    case 4: return dispatch_symmetry<4, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    case 5: return dispatch_symmetry<5, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    case 6: return dispatch_symmetry<6, Lanes>(stencil, plan, input, region, out, prefetch, stream);
-    default: Stencil::check_radius(stencil.radius);
-  }
-}
-
-ComputeStandIn compute_stand_in = nullptr;
 
 }  // namespace
-
-bool padded_grid_from_memory(const HaloPlan& plan) {
-  return plan.padded_lanes() * std::int64_t{sizeof(double)} > level2_cache_bytes();
-}
-
-void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
-
-void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                   double* out, bool prefetch) {
-  if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
-  if (compute_stand_in != nullptr) [[unlikely]] {
-    compute_stand_in(stencil, region.points() * plan.lanes_per_point());
-    return;
-  }
-  // A grid from memory whose input and output together outgrow the L2 leaves the cache
-  // before its output is read again: the output is written streaming (with plain
-  // stores each of its lines is first read, and later written back), whole rows only,
-  // so that a line a partial row leaves (an overlap schedule's interior) is not
-  // streamed in part. Until session 31 only grids themselves larger than the L2
-  // streamed: 32 x 48^3 float64 from memory 1.39x, 1 x 48^3 1.12x, 32 x 36^3
-  // complex128 1.21x (Zen 5).
-  const bool stream = prefetch && outgrows_level2(plan) && region.begin[2] == 0 && region.extent[2] == plan.extent()[2];
-  if (plan.lanes_per_point() == 2)
-    dispatch_radius<2>(stencil, plan, input, region, out, prefetch, stream);
-  else
-    dispatch_radius<1>(stencil, plan, input, region, out, prefetch, stream);
-#if defined(__AVX__)
-  // Streamed stores are weakly ordered: they must be visible before whoever reads the
-  // output (another thread of the team, MPI, the caller) is told it is written.
-  if (stream) _mm_sfence();
-#endif
-}
-
-BoxInput padded_input(const HaloPlan& plan, const double* padded) {
-  const std::int64_t r = plan.radius(), lanes = plan.lanes_per_point();
-  const Index3& n = plan.extent();
-  const Index3& p = plan.padded_extent();
-  const std::int64_t stride_y = p[2] * lanes, stride_x = p[1] * stride_y;
-  const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    return Rows{padded + x * stride_x + y * stride_y + z * lanes, stride_x, stride_y};
-  };
-  return {.box = at(r, r, r),
-          .x_ghosts = {at(0, r, r), at(n[0] + r, r, r)},
-          .y_ghosts = {at(r, 0, r), at(r, n[1] + r, r)},
-          .z_ghosts = {at(r, r, 0), at(r, r, n[2] + r)}};
-}
-
-void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
-                   double* out) {
-  apply_stencil(stencil, plan, padded_input(plan, padded), region, out, padded_grid_from_memory(plan));
-}
-
-}  // namespace hybridfd
-
-namespace hybridfd {
-
-void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
-                             const std::optional<Region>& region, int threads, std::optional<bool> from_memory) {
-  Stencil::check_radius(stencil.radius);
-  const ScalarType type = scalar_type_from_name(padded.dtype);
-  if (out.dtype != padded.dtype)
-    throw TypeError(detail::concat("output dtype ", out.dtype, " differs from the padded input's ", padded.dtype));
-  if (padded.ndim != 3 || out.ndim != 3)
-    throw ValueError(
-        detail::concat("padded input and output must be 3-D, got ", padded.ndim, "-D and ", out.ndim, "-D"));
-  const std::int64_t item = type == ScalarType::complex128 ? 16 : 8;
-  Index3 extent{};
-  for (int axis = 0; axis < 3; ++axis) {
-    extent[axis] = out.shape[axis];
-    if (padded.shape[axis] != extent[axis] + 2 * stencil.radius)
-      throw ValueError(detail::concat("padded input has shape ", detail::tuple_text(padded.shape, 3), "; output shape ",
-                                      detail::tuple_text(out.shape, 3), " with radius ", stencil.radius,
-                                      " needs the output's shape plus ", 2 * stencil.radius, " on every axis"));
-  }
-  for (const ArrayRef* array : {&padded, &out})
-    if (!array->c_contiguous(item))
-      throw ValueError(detail::concat(array == &out ? "output" : "padded input", " is not C-contiguous: strides ",
-                                      detail::tuple_text(array->strides, 3), " bytes"));
-  if (!out.writable) throw ValueError("output array is read-only");
-  const HaloPlan plan(extent, stencil.radius, lanes_per_point(type));
-  const auto* padded_begin = static_cast<const char*>(padded.data);
-  const auto* out_begin = static_cast<const char*>(out.data);
-  if (padded_begin < out_begin + plan.grid_lanes() * 8 && out_begin < padded_begin + plan.padded_lanes() * 8)
-    throw ValueError("output array overlaps the padded input");
-  const Region whole{{0, 0, 0}, extent};
-  const Region part = region.value_or(whole);
-  for (int axis = 0; axis < 3; ++axis)
-    // Compared without forming begin + extent, which a huge region would overflow.
-    if (part.begin[axis] < 0 || part.extent[axis] < 0 || part.begin[axis] > extent[axis] ||
-        part.extent[axis] > extent[axis] - part.begin[axis])
-      throw ValueError(detail::concat("region at ", detail::tuple_text(part.begin), " of extent ",
-                                      detail::tuple_text(part.extent), " is not inside the box ",
-                                      detail::tuple_text(extent)));
-  const ThreadTeam team(threads);
-  const BoxInput input = padded_input(plan, static_cast<const double*>(padded.data));
-  auto* output = static_cast<double*>(const_cast<void*>(out.data));
-  apply_stencil_in_slabs(stencil, plan, input, part, output, from_memory.value_or(padded_grid_from_memory(plan)), team);
-}
-
-void apply_stencil_in_slabs(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
-                            double* out, bool prefetch, const ThreadTeam& team) {
-  const int threads = team.size();
-  auto slab = [&](int thread) {
-    Region mine = region;
-    mine.begin[0] = region.begin[0] + region.extent[0] * thread / threads;
-    mine.extent[0] = region.begin[0] + region.extent[0] * (thread + 1) / threads - mine.begin[0];
-    if (mine.points() > 0) apply_stencil(stencil, plan, input, mine, out, prefetch);
-  };
-  team.run(slab);
-}
-
 }  // namespace hybridfd

@@ -1,24 +1,24 @@
 // The stencil (GPAW journal, Sect. 2.1) on the build's widest vectors (wide_vector.hpp:
 // 8 lanes with AVX-512, 4 with AVX2) for a padded grid that comes from memory, its
-// output streamed past the caches: private to kernel.cpp, which calls it for the
-// streamed sweeps it suits.
+// output streamed past the caches: the kernel runs it where sweep_choice.cpp chooses the
+// three planes.
 //
 // Rows are swept in z order, three x-planes at a time. At each step (one vector of lanes of
 // row y in each of the three planes) the three centre vectors are each other's
 // x-neighbours, so the step loads only the 2r x-neighbour rows outside the three planes,
 // and each plane is read once from memory and (2r + 3) / 3 - 1 times from the L2, where
-// one plane at a time read it 2r times from the L2 and two planes at a time r times.
-// Session 18 found that cache traffic of the neighbour rows, not the bytes or the
-// arithmetic, held the row slide at 50-65 % of STREAM Copy (docs/benchmarks.md). While a
-// step sweeps its rows, the rows the next step reads first (its three new planes) are
-// prefetched into the L1 a line at a time, spread evenly over the step; the core's own
-// prefetchers, or prefetches in bursts, leave the step waiting. Rows are taken in bands
-// so that the planes a step reads and those it prefetches fit half the L2, also for
-// planes too large for it (a 192^3 grid's), and long rows in segments for the L1.
-// Measured against the row slide of kernel.cpp: float64 1.3-1.5x (83-107 % of Copy),
-// complex128 1.1x (71-86 %; session 20); rows whole lines apart start on a line (a masked
-// first vector; sweep says when), which brought complex128 to 88-96 % (session 21). All
-// on 512-bit vectors; on 256-bit ones (AVX2), see docs/benchmarks.md, session 22.
+// one plane at a time reads it 2r times from the L2 and two planes at a time r times.
+// Cache traffic of the neighbour rows, not the bytes or the arithmetic, holds the row
+// slide at 50-65 % of STREAM Copy (`python dev/streaming_limit.py`). While a step sweeps
+// its rows, the rows the next step reads first (its three new planes) are prefetched
+// into the L1 a line at a time, spread evenly over the step; the core's own prefetchers,
+// or prefetches in bursts, leave the step waiting. Rows are taken in bands so that the
+// planes a step reads and those it prefetches fit half the L2, also for planes too large
+// for it (a 192^3 grid's), and long rows in segments for the L1. Measured against the
+// row slide (`python dev/kernel_ab.py`, 512-bit vectors): float64 1.3-1.5x (83-107 % of
+// Copy), complex128 1.1x (71-86 %), and with rows whole lines apart starting on a line (a
+// masked first vector; sweep says when) complex128 88-96 %. On 256-bit vectors (AVX2) it
+// loses to the row slide (sweep_choice.hpp).
 //
 // Every point is summed exactly as the other paths sum it (stencil_terms.hpp's order,
 // separate multiplies and adds): the outputs are bit for bit the same.
@@ -33,7 +33,7 @@
 #include <cstring>
 #include <utility>
 
-#include "cache_sizes.hpp"
+#include "../cache_sizes.hpp"
 #include "column_sweep.hpp"
 #include "hybridfd/stencil.hpp"
 #include "stencil_terms.hpp"
@@ -46,24 +46,10 @@ namespace streamed_planes {
 using wide::lanes;
 using wide::Vector;
 
-// Three planes a step: two ran at 84-89 % of Copy where three reached 91-100 % (32 x 96^3
+// Three planes a step: two run at 84-89 % of Copy where three reach 91-100 % (32 x 96^3
 // float64), four at 86-94 %, six and eight lower still: more planes leave the L1 too
-// little room for the rows a step reads and prefetches (benchmarks/streaming_limit.py,
-// docs/benchmarks.md, session 20).
+// little room for the rows a step reads and prefetches (`python dev/streaming_limit.py`).
 constexpr int planes_per_step = 3;
-
-// Whether the sweep beats kernel.cpp's row slide on the build's vectors. On 4-lane
-// vectors (AVX2; Zen 3) it does not: three planes at a time ran at 0.19-0.37x the
-// one-plane sweep, which runs at about the row slide's rate (docs/benchmarks.md, session
-// 22).
-// The cause is the streamed stores of planes whose rows lie at the same offset in their
-// 4 KiB pages (an n^3 grid whose plane is a multiple of 4 KiB: 32^3, 96^3, 192^3
-// float64), filled half a line per store and interleaved: with the output planes 512
-// bytes apart the three planes ran 1.15x one plane, and on 24^3 (planes 4.5 KiB) 1.10x.
-// Buffering each row and streaming it after the row (0.57-0.86x) or plain stores did not
-// cure it. So there the row slide serves, and tests/test_kernel_sweeps.py runs the sweep
-// on 4 lanes all the same.
-constexpr bool beats_row_slide = lanes == 8;
 
 // Stores the first `count` lanes of `value` past the caches, in the widest pieces the
 // address allows (a row whose length is not a multiple of the vector ends in a piece of
@@ -251,7 +237,7 @@ void sweep(const Stencil& stencil, const double* centre, std::int64_t stride_x, 
   // width, and if that is not 0, the sweep's loads cross lines (every 64-byte load; every
   // other 32-byte one). A first vector of `head` lanes (masked) then brings every later
   // one onto a vector boundary: measured on 8 lanes at numpy's 16-byte offset, complex128
-  // 1.14-1.22x, float64 188^3 1.27x (kernel_ab.py, session 21). Not where the output would
+  // 1.14-1.22x, float64 188^3 1.27x (`python dev/kernel_ab.py`). Not where the output would
   // lose the 16-byte alignment its streamed stores need, and not for rows that alternate
   // between two offsets: a head per row there measured 0.97-1.02x (half their loads are
   // on lines either way).
