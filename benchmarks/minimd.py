@@ -4,7 +4,7 @@ spent communicating, as ratios to p2p measured in the same run, medians over rep
 beside LAMMPS's own time per step on the same input and ranks.
 
     .venv/bin/python benchmarks/minimd.py [--ranks 1 2 4] [--cells 20] [--steps 100] [--repeats 3]
-        [--plot docs/img/minimd.png]
+        [--plot results/minimd.png]
     .venv/bin/python benchmarks/minimd.py --weak 12   # fixed 12^3 unit cells per rank, x cut
     .venv/bin/python benchmarks/minimd.py --agreement [--steps 100] [--lammps-ranks 2]
 

@@ -7,7 +7,7 @@ polling transport does).
     .venv/bin/python benchmarks/oversubscription.py [--rounds 3]
 
 Reports the median over rounds of each launch's median time per apply, and each launch's
-wall time. Writes results/oversubscription.json and docs/img/oversubscription.png.
+wall time. Writes results/oversubscription.json and results/oversubscription.png.
 """
 
 from __future__ import annotations
@@ -87,8 +87,7 @@ def main() -> int:
         ax.set_title(f"{label}, {os.cpu_count()} cores", fontsize=9)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    (ROOT / "docs" / "img").mkdir(parents=True, exist_ok=True)
-    fig.savefig(ROOT / "docs" / "img" / "oversubscription.png", dpi=120)
+    fig.savefig(ROOT / "results" / "oversubscription.png", dpi=120)
     return 0
 
 

@@ -13,7 +13,7 @@ round's time is the slowest rank's); then a job of 1,000 grids, applied 64 at a 
 with ``approach="auto"`` (no cache: it tunes on the job's own grids) interleaved with
 the same job at the best measured setting; then each tuned choice timed beside the best.
 Every output is checked bit-identical to flat-original. Writes
-results/perfmodel_validation.json and docs/img/perfmodel_validation.png.
+results/perfmodel_validation.json and results/perfmodel_validation.png.
 """
 
 from __future__ import annotations
@@ -374,7 +374,7 @@ def main() -> int:
     (ROOT / "results").mkdir(exist_ok=True)
     (ROOT / "results" / "perfmodel_validation.json").write_text(json.dumps(summary, indent=2))
     if not args.quick:
-        plot(summary, ROOT / "docs" / "img" / "perfmodel_validation.png")
+        plot(summary, ROOT / "results" / "perfmodel_validation.png")
     return 0
 
 

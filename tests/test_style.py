@@ -37,10 +37,10 @@ def test_cpp_is_clang_formatted() -> None:
 # the tree.
 TEXT_SUFFIXES = {".py", ".cpp", ".hpp", ".md", ".txt", ".toml", ".cmake", ".in", ".supp", ".xml", ".sh", ".cfg"}
 TEXT_NAMES = {"Makefile", "CMakeLists.txt", "run", ".gitignore", ".clang-format"}
-# "session" as a programming term: pytest's fixture scope and hooks, subprocess's option.
-SESSION_TERMS = re.compile(r"""scope=["']session["']|start_new_session|pytest_session\w*|session-scoped""")
+# The word as a programming term: pytest's fixture scope and hooks, subprocess's option.
+PROGRAMMING_TERMS = re.compile(r"""scope=["']session["']|start_new_session|pytest_session\w*|session-scoped""")
 HISTORY = {
-    "a development session": re.compile(r"session", re.IGNORECASE),
+    "a diary label": re.compile(r"session", re.IGNORECASE),
     "a pointer outside the tree": re.compile(r"\.\./shared|shared/(DESIGN|PEERS|TOOLCHAIN)|\bseeds/"),
     "an issue number as history": re.compile(r"\bissues? #?\d+", re.IGNORECASE),
     "a run's time stamp": re.compile(r"\bUTC\b"),
@@ -69,7 +69,7 @@ def test_the_project_speaks_of_itself() -> None:
         for number, line in enumerate(path.read_text(errors="replace").splitlines(), 1):
             where = f"{path.relative_to(ROOT)}:{number}: {line.strip()[:100]}"
             for what, pattern in HISTORY.items():
-                if pattern.search(SESSION_TERMS.sub("", line)):
+                if pattern.search(PROGRAMMING_TERMS.sub("", line)):
                     found.append(f"{what}: {where}")
             if DATE.search(line) and not MEASURED_LINE.match(line.strip()):
                 found.append(f"a date outside a 'Measured on' line: {where}")
