@@ -51,22 +51,14 @@ struct Sweep {
 inline constexpr int row_vector_lanes = 4;
 
 // Whether the wide-vector sweeps beat the row slide on the build's vectors: on 8-lane
-// vectors (AVX-512) they do, on 4-lane ones (AVX2; Zen 3: 16 vector registers, a 32 KiB
-// L1) neither does, and there the row slide serves (tests/test_kernel_sweeps.py runs the
-// sweeps on 4 lanes all the same). Measured against the row slide with
-// `python dev/kernel_ab.py` on AVX2:
-//   - the columns: float64 16^3 1.18x but 32^3 0.80x, complex128 24^3 0.83x, and 256
-//     grids of 24^3 applied in turn 0.46x; reading the vectors beside the centre unmasked
-//     (1.04-1.09x), z-windows by loads instead of lane shifts (0.97-1.10x), one plane at
-//     a time (0.95-1.0x) or pair sums on the multiply pipes as fma(a, 1, b) (0.78-0.89x)
-//     do not change that;
-//   - the three planes: 0.19-0.37x the one-plane sweep, which runs at about the row
-//     slide's rate. The cause is the streamed stores of planes whose rows lie at the same
-//     offset in their 4 KiB pages (an n^3 grid whose plane is a multiple of 4 KiB: 32^3,
-//     96^3, 192^3 float64), filled half a line per store and interleaved: with the output
-//     planes 512 bytes apart the three planes ran 1.15x one plane, and on 24^3 (planes
-//     4.5 KiB) 1.10x. Buffering each row and streaming it after the row (0.57-0.86x) or
-//     plain stores do not cure it.
+// vectors (AVX-512) they do; on 4-lane ones (AVX2, 16 vector registers) neither does, and
+// the row slide serves (tests/test_kernel_sweeps.py runs the sweeps on 4 lanes all the
+// same). Against the row slide on AVX2 (`python dev/kernel_ab.py`), the columns run
+// float64 16^3 1.18x but 32^3 0.80x, complex128 24^3 0.83x and 256 grids of 24^3 applied
+// in turn 0.46x; the three planes run 0.19-0.37x the one-plane sweep where the output's
+// planes lie at the same offset in their 4 KiB pages (an n^3 float64 grid whose plane is a
+// multiple of 4 KiB: 32^3, 96^3, 192^3), whose streamed stores, half a line each and
+// interleaved over three planes, contend.
 #if defined(HYBRIDFD_WIDE_VECTOR)
 inline constexpr bool wide_sweeps_beat_row_slide = wide::lanes == 8;
 #else
