@@ -221,17 +221,19 @@ LINES = {
 }
 
 
-def lines_in_cache(tmp_path: Path, cores: int) -> None:
+def lines_in_cache(tmp_path: Path, cores: int, placement: str = "packed", later: float = 0.0) -> None:
     """Every approach's three line points on ``cores`` cores in the cache (problem of
-    gustafson_in_cache), exactly on the line LINES gives it."""
+    gustafson_in_cache), exactly on the line LINES gives it; the flat approaches' ranks
+    placed ``placement``, their lines ``later`` ms above LINES' (the threaded ones' as given)."""
     from hybridfd.experiments._stencil import model_of
     from hybridfd.simulate import lines
 
     for approach, (a, b) in LINES.items():
+        flat = model_of(approach) == "flat"
         for grids in lines.grid_counts(approach, cores):
             the_job = dict(job(tmp_path, grids=grids), shape=12, radius=2)
-            run = experiments.plan(variant(approach), model_of(approach), cores, the_job, 5e-6)
-            cache_row(tmp_path, run, a + b * grids)
+            run = experiments.plan(variant(approach), model_of(approach), cores, the_job, 5e-6, placement=placement)
+            cache_row(tmp_path, run, a + (later if flat else 0.0) + b * grids)
 
 
 def test_gustafson_gives_points_from_the_lines_and_marks_them(tmp_path: Path, capsys) -> None:
@@ -537,3 +539,39 @@ def test_scalability_runs_the_approaches_asked_for(tmp_path: Path, capsys) -> No
     result = results.load(tmp_path / "out" / "scalability.json")
     assert [r["approach"] for r in result["rows"]] == ["flat-original", "flat-optimized"]  # registry order
     capsys.readouterr()
+
+
+def test_scalability_keeps_another_placement_s_flat_rows_beside(tmp_path: Path, capsys) -> None:
+    """--beside: a saved run of the same job with the flat ranks placed otherwise adds its
+    flat approaches' rows (relative to this run's fastest), marked by their placement; the
+    threaded approaches' rows, which no placement moves, appear once."""
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    argv = scalability_in_cache(tmp_path, [16], 2816)
+    assert main([*argv, "--line-from", "16", "-o", str(tmp_path / "packed")]) == 0
+    saved = tmp_path / "packed" / "scalability.json"
+    lines_in_cache(tmp_path, 16, "bluegene-p", later=10.0)
+    placed = [*argv, "--line-from", "16", "--placement", "bluegene-p"]
+    assert main([*placed, "--beside", str(saved), "-o", str(tmp_path / "both")]) == 0
+    result = results.load(tmp_path / "both" / "scalability.json")
+    rows = {(r["approach"], r["placement"]): r for r in result["rows"]}
+    assert len(rows) == len(result["rows"]) == 6
+    for approach in ("flat-original", "flat-optimized"):
+        a, b = LINES[approach]
+        assert rows[(approach, "bluegene-p")]["ms"] == pytest.approx(a + 10.0 + b * 2816)
+        assert rows[(approach, "packed")]["ms"] == pytest.approx(a + b * 2816)
+    fastest = min(r["ms"] for r in result["rows"] if r["placement"] == "bluegene-p" or r["threads"] > 1)
+    assert rows[("flat-original", "packed")]["relative_to_fastest_on_fewest"] == pytest.approx(
+        fastest / rows[("flat-original", "packed")]["ms"]
+    )
+    assert any(note.startswith(f"rows placed packed from {saved}") for note in result["notes"])
+    assert (tmp_path / "both" / "scalability.png").exists()
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--line-from", "16", "--beside", str(saved), "-o", str(tmp_path / "same")])
+    assert exit_.value.code == 2
+    assert "placed packed as this run; it adds another" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*placed, "--grids", "2784", "--beside", str(saved), "-o", str(tmp_path / "other")])
+    assert exit_.value.code == 2
+    assert "another job (--grids 2816 there, 2784 here)" in capsys.readouterr().err

@@ -78,6 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "grid counts (hybridfd.simulate.lines) at G = --grids, not a simulation of every grid (rows marked 'line', "
         "with the line's check)",
     )
+    parser.add_argument(
+        "--beside",
+        type=Path,
+        metavar="JSON",
+        help="simulated: a saved scalability result of the same job with another --placement; its flat approaches' "
+        "rows are kept beside this run's (the 'placed' column; dashed in the figure), e.g. packed beside bluegene-p",
+    )
     add_threads_argument(parser)
     add_problem_arguments(parser, shape=48)
 
@@ -178,19 +185,77 @@ COLUMNS = [
 ]
 #: The columns a simulated run adds: the paper's utilisation, and where each time comes from.
 SIMULATED_COLUMNS = [
+    {"key": "placement", "title": "placed"},
     {"key": "utilisation", "title": "utilisation", "format": ".1%"},
     {"key": "source", "title": "from"},
     {"key": "check", "title": "check", "format": ".2%"},
 ]
 
 
+#: Parameters a result kept ``--beside`` must share with this run: they decide what a time means.
+SAME_JOB = ("grids", "shape", "dtype", "batches", "simulate", "team_sync")
+
+
+def beside_result(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The saved result ``args.beside`` (None without it), checked before anything is
+    simulated: a scalability result of the same job with another placement."""
+    from hybridfd import results
+
+    if args.beside is None:
+        return None
+    if not getattr(args, "simulate", None):
+        raise ExperimentInputError("--beside: rows of another placement are of simulated runs (--simulate)")
+    try:
+        saved = results.load(args.beside)
+    except results.ResultError as error:
+        raise ExperimentInputError(f"--beside: {error}") from None
+    if (saved["command"], saved["name"]) != ("bench", NAME):
+        raise ExperimentInputError(f"--beside {args.beside}: a {saved['command']} {saved['name']} result, not {NAME}")
+    theirs = saved["parameters"]
+    differ = [
+        f"--{k.replace('_', '-')} {theirs.get(k)} there, {getattr(args, k)} here"
+        for k in SAME_JOB
+        if theirs.get(k) != getattr(args, k)
+    ]
+    if differ:
+        raise ExperimentInputError(f"--beside {args.beside}: another job ({'; '.join(differ)})")
+    if theirs.get("placement", "packed") == args.placement:
+        raise ExperimentInputError(f"--beside {args.beside}: placed {args.placement} as this run; it adds another")
+    return saved
+
+
+def beside_rows(
+    args: argparse.Namespace, saved: dict[str, Any] | None, first: tuple[int, float]
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """The flat approaches' rows of ``saved`` (:func:`beside_result`), relative to this
+    run's fastest on the fewest cores ``first``, and the note that says where they come
+    from (([], []) without one)."""
+    if saved is None:
+        return [], []
+    fewest, fastest = first
+    kept = [
+        dict(r, relative_to_fastest_on_fewest=fastest / (r["ms"] / 1e3), ideal=r["cores"] / fewest)
+        for r in saved["rows"]
+        if r["threads"] == 1 and "placement" in r  # the flat approaches: one rank per core
+    ]
+    revision = saved["environment"].get("git_revision") or "unknown"
+    note = (
+        f"rows placed {saved['parameters'].get('placement', 'packed')} from {args.beside} (created "
+        f"{saved['created']}, git {revision[:12]}), not re-run"
+    )
+    return kept, [note]
+
+
 def run(args: argparse.Namespace) -> Outcome:
     cores = core_counts(args, [1, 2], SIMULATED_CORES)
+    saved = beside_result(args)
     measured = measure(args, cores)
     fewest = next(c for c in cores if measured[c])
     fastest_first = min(measured[fewest], key=lambda v: v["median_seconds"])
     first = (fewest, fastest_first["median_seconds"])
     rows = [row_of(v, c, first, args) for c, best in measured.items() for v in best]
+    kept, beside_notes = beside_rows(args, saved, first)
+    rows = sorted(rows + kept, key=lambda r: r["cores"])  # stable: each core count's own rows first
     simulated = bool(getattr(args, "simulate", None))
     columns = COLUMNS + (SIMULATED_COLUMNS if simulated else [])
     title = (
@@ -211,35 +276,48 @@ def run(args: argparse.Namespace) -> Outcome:
             "the two larger of three small grid counts (hybridfd.simulate.lines; each row's JSON holds its points); "
             "check: how far it misses the smallest; 'direct' rows simulate all grids"
         )
-    notes += simulation_notes(args)
+    notes += simulation_notes(args) + beside_notes
     return Outcome(title, columns, rows, notes)
+
+
+def series(result: dict[str, Any]) -> dict[tuple[str, str | None], list[dict[str, Any]]]:
+    """The rows of each line of the figure: (approach, placement) for a flat approach of a
+    result with rows of several placements (``--beside``), else (approach, None)."""
+    rows = result["rows"]
+    several = len({r["placement"] for r in rows if r.get("threads") == 1 and "placement" in r}) > 1
+    found: dict[tuple[str, str | None], list[dict[str, Any]]] = {}
+    for r in rows:
+        placed = r["placement"] if several and r.get("threads") == 1 else None
+        found.setdefault((r["approach"], placed), []).append(r)
+    return found
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
     """Left the time per apply of every approach, right (measured) its speed relative to the
     fastest on the fewest cores, or (simulated) its CPU utilisation, the paper's right panel;
-    times from a line drawn with open markers."""
+    times from a line drawn with open markers, rows kept ``--beside`` dashed."""
     from hybridfd.experiments._plot import figure, save
 
     rows = result["rows"]
     utilisation = all("utilisation" in r for r in rows)
+    own = result["parameters"].get("placement", "packed")
     fig, (left, right) = figure(panels=2, width=4.5)
     cores = sorted({r["cores"] for r in rows})
-    colours = {}
-    for approach in dict.fromkeys(r["approach"] for r in rows):
-        mine = [r for r in rows if r["approach"] == approach]
+    colours: dict[str, str] = {}
+    for (approach, placed), mine in sorted(series(result).items(), key=lambda item: item[0][1] != own):
         at = [r["cores"] for r in mine]
-        drawn = left.plot(at, [r["ms"] for r in mine], label=approach)
-        colour = colours[approach] = drawn[0].get_color()
-        if utilisation:
-            right.plot(at, [100 * r["utilisation"] for r in mine], color=colour)
-        else:
-            right.plot(at, [r["relative_to_fastest_on_fewest"] for r in mine], color=colour)
-        for r in mine:  # a point from a line: an open marker
-            style = {"markerfacecolor": "none"} if r.get("source") == "line" else {}
-            left.plot([r["cores"]], [r["ms"]], marker="o", color=colour, **style)
-            value = 100 * r["utilisation"] if utilisation else r["relative_to_fastest_on_fewest"]
-            right.plot([r["cores"]], [value], marker="o", color=colour, **style)
+        style = {"color": colours.get(approach)}
+        if placed not in (None, own):  # kept --beside: dashed, small markers
+            style.update(linestyle="--", linewidth=0.8)
+        drawn = left.plot(at, [r["ms"] for r in mine], label=approach + (f" ({placed})" if placed else ""), **style)
+        colour = colours.setdefault(approach, drawn[0].get_color())
+        values = [100 * r["utilisation"] if utilisation else r["relative_to_fastest_on_fewest"] for r in mine]
+        right.plot(at, values, **dict(style, color=colour))
+        size = 4 if placed not in (None, own) else 6
+        for r, value in zip(mine, values, strict=True):  # a point from a line: an open marker
+            face = {"markerfacecolor": "none"} if r.get("source") == "line" else {}
+            left.plot([r["cores"]], [r["ms"]], marker="o", markersize=size, color=colour, **face)
+            right.plot([r["cores"]], [value], marker="o", markersize=size, color=colour, **face)
     for ax in (left, right):
         ax.set_xticks(cores)
         ax.set_xlabel("cores")
@@ -249,9 +327,9 @@ def plot(result: dict[str, Any], path: Path) -> None:
         right.plot(cores, [c / cores[0] for c in cores], color="grey", linestyle=":", label="linear")
         right.set_ylabel("speed vs fastest on fewest cores")
         left.set_ylabel("ms per apply")
-    left.legend(fontsize=8)
+    left.legend(fontsize=7)
     if right.get_legend_handles_labels()[1]:
-        right.legend(fontsize=8)
+        right.legend(fontsize=7)
     fig.suptitle(textwrap.fill(result["title"], 110), fontsize=9)  # a simulated title runs long
     save(fig, path)
 
