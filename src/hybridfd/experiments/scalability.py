@@ -14,6 +14,8 @@ messages), so ``--line-from C`` takes, at C cores and more, each approach's line
 + b G through three small grid counts (hybridfd.simulate.lines) at G = ``--grids``; the
 "check" column says how far the line through the two larger counts misses the smallest.
 A run without ``--line-from`` simulates every grid: the direct check of a line.
+``--beside`` sets a saved run's flat rows of another ``--placement`` beside this run's
+(Fig. 7.4 as docs/simulation.md draws it: packed ranks beside Blue Gene/P's placement).
 
     hybridfd bench scalability --simulate bluegene-p --shape 192 --grids 2816 --line-from 1024 \\
         --cores 1024 2048 4096 8192 16384 --placement bluegene-p --large -o DIR
