@@ -40,8 +40,9 @@ the batch-sync rows run the default model, so rows of a model without that cost 
 such field) are not mixed with new ones: an output file holding them is refused.
 
 Each point is the line T(G) = a + b G of hybridfd.simulate.lines (the grid counts of
-Fig. 7.4: benchmarks/simulated_scalability.py) evaluated at G = 2,816; every simulated
-point is cached, so the default model's points are those of simulated_scalability.py.
+Fig. 7.4: `hybridfd bench scalability --simulate bluegene-p --line-from C`) evaluated at
+G = 2,816; every simulated point is cached, so the default model's points are those of
+that command.
 The table gives, per knob value, the four numbers the paper reports at 16,384 cores and
 the values of each knob that would give each of them (linear interpolation between the
 simulated values; "none in range" where no simulated value brackets it). Core counts
@@ -71,11 +72,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from simulated_scalability import FLOPS_PER_POINT, GRIDS, SHAPE, simulate
-
 from hybridfd.experiments._stencil import model_of
 from hybridfd.perfmodel.store import cache_dir
 from hybridfd.simulate import experiments, lines, smpi
+from hybridfd.simulate.lines import FLOPS_PER_POINT, GRIDS, SHAPE, simulate_point
 from hybridfd.simulate.placement import PLACEMENTS
 
 #: The papers' numbers at 16,384 cores (GPAW journal Sect. 7.2 and 8).
@@ -126,7 +126,7 @@ def point(
         machine = dataclasses.replace(machine, halo_copy=value)
     points, wall = [], 0.0
     for grids in lines.grid_counts(approach, cores):
-        ms, seconds = simulate(
+        ms, seconds = simulate_point(
             approach,
             cores,
             grids,

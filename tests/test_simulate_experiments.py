@@ -221,17 +221,19 @@ LINES = {
 }
 
 
-def lines_in_cache(tmp_path: Path, cores: int) -> None:
+def lines_in_cache(tmp_path: Path, cores: int, placement: str = "packed", later: float = 0.0) -> None:
     """Every approach's three line points on ``cores`` cores in the cache (problem of
-    gustafson_in_cache), exactly on the line LINES gives it."""
+    gustafson_in_cache), exactly on the line LINES gives it; the flat approaches' ranks
+    placed ``placement``, their lines ``later`` ms above LINES' (the threaded ones' as given)."""
     from hybridfd.experiments._stencil import model_of
     from hybridfd.simulate import lines
 
     for approach, (a, b) in LINES.items():
+        flat = model_of(approach) == "flat"
         for grids in lines.grid_counts(approach, cores):
             the_job = dict(job(tmp_path, grids=grids), shape=12, radius=2)
-            run = experiments.plan(variant(approach), model_of(approach), cores, the_job, 5e-6)
-            cache_row(tmp_path, run, a + b * grids)
+            run = experiments.plan(variant(approach), model_of(approach), cores, the_job, 5e-6, placement=placement)
+            cache_row(tmp_path, run, a + (later if flat else 0.0) + b * grids)
 
 
 def test_gustafson_gives_points_from_the_lines_and_marks_them(tmp_path: Path, capsys) -> None:
@@ -461,3 +463,115 @@ def test_gustafson_merge_refuses_another_placement(tmp_path: Path, capsys) -> No
     saved.write_text(json.dumps(older))
     assert main([*gustafson_in_cache(tmp_path, 16, 20.0), "--merge", str(saved), "-o", str(tmp_path / "both")]) == 0
     capsys.readouterr()
+
+
+def scalability_in_cache(tmp_path: Path, cores: list[int], grids: int) -> list[str]:
+    """The CLI arguments of a simulated scalability run of ``grids`` grids of 12^3 on
+    ``cores``, every approach's line points (LINES) in the cache."""
+    for c in cores:
+        lines_in_cache(tmp_path, c)
+    settings = job(tmp_path)["simulate"]
+    return [
+        "bench", "scalability", "--simulate", "bluegene-p", "--cores", *map(str, cores), "--shape", "12",
+        "--grids", str(grids), "--team-sync", "5e-06",
+        "--simulate-cache", settings["cache"], "--simulate-driver", settings["driver"],
+    ]  # fmt: skip
+
+
+def test_scalability_extrapolates_each_approach_s_line_to_the_job_s_grids(tmp_path: Path, capsys) -> None:
+    """--line-from C: Fig. 7.4's path. At C cores and more each approach's time is its line
+    at G = --grids (read from a synthetic cache of the three small grid counts), marked
+    'line' with its check; its utilisation is the compute alone over that time; a core
+    count below C simulates every grid (here: the cached direct points)."""
+    from hybridfd import results
+    from hybridfd.cli import main
+    from hybridfd.experiments._stencil import model_of
+    from hybridfd.simulate import lines
+
+    grids = 2816
+    argv = scalability_in_cache(tmp_path, [16, 64], grids)
+    for k, approach in enumerate(LINES):  # 16 cores directly: every grid simulated
+        the_job = dict(job(tmp_path, grids=grids), shape=12)
+        cache_row(tmp_path, experiments.plan(variant(approach), model_of(approach), 16, the_job, 5e-6), 3000.0 + k)
+    assert main([*argv, "--line-from", "64", "-o", str(tmp_path / "out")]) == 0
+    result = results.load(tmp_path / "out" / "scalability.json")
+    rows = {(r["cores"], r["approach"]): r for r in result["rows"]}
+    assert set(rows) == {(c, a) for c in (16, 64) for a in LINES}  # the others are not simulated at scale
+    for approach, (a, b) in LINES.items():
+        row = rows[(64, approach)]
+        assert row["source"] == "line" and row["ms"] == pytest.approx(a + b * grids)
+        assert row["check"] == pytest.approx(0, abs=1e-12) and len(row["line"]["points"]) == 3
+        compute = lines.compute_ms(grids, 12, 64, platform.BLUEGENE_P)
+        assert row["utilisation"] == pytest.approx(compute / row["ms"])
+        assert rows[(16, approach)]["source"] == "direct" and rows[(16, approach)]["check"] is None
+    assert rows[(16, "flat-original")]["ms"] == 3000.0
+    assert any("'line' rows are T(G) = a + b G at G = 2816" in note for note in result["notes"])
+    assert (tmp_path / "out" / "scalability.png").exists()
+    out = capsys.readouterr().out
+    assert "utilisation" in out and "line" in out and "direct" in out
+
+
+def test_scalability_lines_need_a_simulation_and_the_batch_form(tmp_path: Path, capsys) -> None:
+    from hybridfd.cli import main
+
+    argv = scalability_in_cache(tmp_path, [16], 2816)
+    with pytest.raises(SystemExit) as exit_:
+        main(["bench", "scalability", "--cores", "2", "--line-from", "2", "-o", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "--line-from: lines are of simulated runs (--simulate)" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:  # hybrid-multiple's line steps by 32 grids
+        main([*argv, "--line-from", "16", "--grids", "2820", "-o", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "2820 grids are not of the batch form" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--line-from", "16", "--approaches", "flat-origin", "-o", str(tmp_path / "out")])
+    assert exit_.value.code == 2
+    assert "--approaches flat-origin: not in the registry" in capsys.readouterr().err
+
+
+def test_scalability_runs_the_approaches_asked_for(tmp_path: Path, capsys) -> None:
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    argv = scalability_in_cache(tmp_path, [16], 2816)
+    chosen = ["flat-optimized", "flat-original"]
+    assert main([*argv, "--line-from", "16", "--approaches", *chosen, "-o", str(tmp_path / "out")]) == 0
+    result = results.load(tmp_path / "out" / "scalability.json")
+    assert [r["approach"] for r in result["rows"]] == ["flat-original", "flat-optimized"]  # registry order
+    capsys.readouterr()
+
+
+def test_scalability_keeps_another_placement_s_flat_rows_beside(tmp_path: Path, capsys) -> None:
+    """--beside: a saved run of the same job with the flat ranks placed otherwise adds its
+    flat approaches' rows (relative to this run's fastest), marked by their placement; the
+    threaded approaches' rows, which no placement moves, appear once."""
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    argv = scalability_in_cache(tmp_path, [16], 2816)
+    assert main([*argv, "--line-from", "16", "-o", str(tmp_path / "packed")]) == 0
+    saved = tmp_path / "packed" / "scalability.json"
+    lines_in_cache(tmp_path, 16, "bluegene-p", later=10.0)
+    placed = [*argv, "--line-from", "16", "--placement", "bluegene-p"]
+    assert main([*placed, "--beside", str(saved), "-o", str(tmp_path / "both")]) == 0
+    result = results.load(tmp_path / "both" / "scalability.json")
+    rows = {(r["approach"], r["placement"]): r for r in result["rows"]}
+    assert len(rows) == len(result["rows"]) == 6
+    for approach in ("flat-original", "flat-optimized"):
+        a, b = LINES[approach]
+        assert rows[(approach, "bluegene-p")]["ms"] == pytest.approx(a + 10.0 + b * 2816)
+        assert rows[(approach, "packed")]["ms"] == pytest.approx(a + b * 2816)
+    fastest = min(r["ms"] for r in result["rows"] if r["placement"] == "bluegene-p" or r["threads"] > 1)
+    assert rows[("flat-original", "packed")]["relative_to_fastest_on_fewest"] == pytest.approx(
+        fastest / rows[("flat-original", "packed")]["ms"]
+    )
+    assert any(note.startswith(f"rows placed packed from {saved}") for note in result["notes"])
+    assert (tmp_path / "both" / "scalability.png").exists()
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--line-from", "16", "--beside", str(saved), "-o", str(tmp_path / "same")])
+    assert exit_.value.code == 2
+    assert "placed packed as this run; it adds another" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exit_:
+        main([*placed, "--grids", "2784", "--beside", str(saved), "-o", str(tmp_path / "other")])
+    assert exit_.value.code == 2
+    assert "another job (--grids 2816 there, 2784 here)" in capsys.readouterr().err

@@ -83,7 +83,7 @@ def test_the_halo_copy_knob_charges_every_approach_through_the_machine(monkeypat
         seen.append((approach, machine.halo_copy, machine.driver_arguments()))
         return 100.0 + grids, 0.0
 
-    monkeypatch.setattr(sensitivity, "simulate", fake_simulate)
+    monkeypatch.setattr(sensitivity, "simulate_point", fake_simulate)
     for approach in sensitivity.PAYS["halo-copy"]:
         row = sensitivity.point("halo-copy", 84.19e-9, approach, 16384, Path("."), Path("."))
         assert row["halo_copy_s"] == 84.19e-9 and row["knob"] == "halo-copy"

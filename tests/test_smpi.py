@@ -2,7 +2,8 @@
 if missing, as `make tsan` does for clang): 8 simulated ranks on the generated host
 platform compute the same checksum as the numpy reference, and with modelled compute
 (shared grid memory, compute charged from the platform's core speed) the simulated time
-is deterministic and at least the compute time the model charges."""
+is deterministic and at least the compute time the model charges; Fig. 7.4's lines
+predict the direct simulation."""
 
 from __future__ import annotations
 
@@ -170,3 +171,28 @@ def test_simgrid_routes_the_platforms_as_hybridfd_mapping_does(smpi_driver: Path
             assert found[(a, b)] == expected, (cores, a, b)
         local = "node-0-local" if cores == 96 else f"{topology.name}_link_0_loopback"
         assert found[(0, 0)] == [local]  # in-node messages cross the node's own link on both
+
+
+def test_scalability_s_lines_predict_the_direct_simulation(smpi_driver: Path, tmp_path: Path, capsys) -> None:
+    """Fig. 7.4's extrapolation on a small Blue Gene/P partition (16 cores, 12^3 grids):
+    `hybridfd bench scalability --simulate --line-from` fits each approach's line through
+    three small grid counts and evaluates it at --grids; simulating all those grids
+    directly gives the same time (the pipeline is steady), and each line's check is small."""
+    from hybridfd import results
+    from hybridfd.cli import main
+
+    argv = [
+        "bench", "scalability", "--simulate", "bluegene-p", "--cores", "16", "--shape", "12", "--grids", "256",
+        "--approaches", "flat-original", "flat-optimized", "hybrid-multiple",
+        "--simulate-cache", str(tmp_path / "cache"), "--simulate-driver", str(smpi_driver),
+    ]  # fmt: skip
+    assert main([*argv, "--line-from", "16", "-o", str(tmp_path / "line")]) == 0
+    assert main([*argv, "-o", str(tmp_path / "direct")]) == 0
+    capsys.readouterr()
+    line = {r["approach"]: r for r in results.load(tmp_path / "line" / "scalability.json")["rows"]}
+    direct = {r["approach"]: r for r in results.load(tmp_path / "direct" / "scalability.json")["rows"]}
+    assert set(line) == set(direct) == {"flat-original", "flat-optimized", "hybrid-multiple"}
+    for approach, row in line.items():  # here they agree to about 14 digits
+        assert row["source"] == "line" and direct[approach]["source"] == "direct"
+        assert row["ms"] == pytest.approx(direct[approach]["ms"], rel=1e-9)
+        assert abs(row["check"]) < 1e-9 and direct[approach]["check"] is None

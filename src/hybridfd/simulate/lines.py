@@ -18,12 +18,34 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from hybridfd.simulate import experiments
 from hybridfd.simulate import platform as platforms
+
+#: Fig. 7.4's job (GPAW journal Sect. 7.2): 2,816 grids of 192^3, float64, radius 2.
+GRIDS, SHAPE = 2816, 192
+
+
+def flops_per_point(radius: int = 2) -> int:
+    """Flops the simulated stencil charges per lane (cpp/tools/simulation.hpp,
+    ``flops_per_lane``): 1 + 9r at radius r, 19 for the papers' 13 points."""
+    return 1 + 9 * radius
+
+
+#: The stencil's flops per point of Fig. 7.4's job.
+FLOPS_PER_POINT = flops_per_point(2)
+
+
+def compute_ms(grids: int, shape: int, cores: int, machine: platforms.Machine, radius: int = 2) -> float:
+    """Milliseconds the stencil's compute alone takes per apply of ``grids`` grids of
+    ``shape``^3 over ``cores`` cores at ``machine``'s core rate: the numerator of the
+    paper's "CPU utilization" (compute alone / time)."""
+    return 1e3 * grids * shape**3 * flops_per_point(radius) / cores / machine.core_speed
+
 
 #: The grid counts a line is fitted at, per approach (the presets' batches): multiples of
 #: the preset's batch (8) times the grid groups (4 for hybrid-multiple), so the batches
@@ -142,3 +164,42 @@ def line_all(cores: int, job: dict[str, Any], timeout: float) -> list[dict[str, 
             )
         measured.append(dict(experiments.measured_row(run_of(grids), cores, row, line.at(grids)), line=line.as_dict()))
     return measured
+
+
+def simulate_point(
+    approach: str,
+    cores: int,
+    grids: int,
+    cache: Path,
+    driver: Path,
+    machine: platforms.Machine = experiments.MACHINES["bluegene-p"],
+    batch_sync: float = 0.0,
+    placement: str = "packed",
+    schedule: str | None = None,
+) -> tuple[float, float]:
+    """(simulated ms per apply, wall seconds) of ``grids`` grids of Fig. 7.4's 192^3 on
+    ``cores`` Blue Gene/P cores, ``approach`` with its preset: the run `hybridfd bench
+    scalability|gustafson --simulate bluegene-p` plans (so they share cached points), a
+    flat approach's ranks placed by ``placement``; ``batch_sync`` and ``schedule`` as
+    :func:`hybridfd.simulate.experiments.plan` takes them. ValueError for a placement of
+    a threaded approach or an approach not simulated at scale."""
+    from hybridfd.experiments._stencil import model_of, variant
+
+    start = time.perf_counter()
+    if placement != "packed" and model_of(approach) != "flat":
+        raise ValueError(f"placement {placement} is for the flat approaches (one rank per core), not {approach}")
+    job = {"grids": grids, "shape": SHAPE, "dtype": "float64", "radius": 2, "simulate": {"platform": "bluegene-p"}}
+    run = experiments.plan(
+        variant(approach),
+        model_of(approach),
+        cores,
+        job,
+        experiments.TEAM_SYNC_SECONDS,
+        batch_sync=batch_sync,
+        schedule=schedule,
+        placement=placement,
+    )
+    if run is None:
+        raise ValueError(f"{approach} is not simulated at scale")
+    row = experiments.simulate(run, machine, cache, driver, timeout=4 * 3600)  # checks the placement's grid
+    return row["median_ms"], time.perf_counter() - start
