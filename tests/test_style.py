@@ -49,7 +49,7 @@ HISTORY = {
 # A date in prose; a time stamp in data (2026-01-01T00:00:00) is a value, not a dated run.
 DATE = re.compile(r"\b20\d\d-[01]\d\b(?!-\d\dT)")
 # The one line per measured table or figure that says on which CPU and when it was measured.
-MEASURED_LINE = re.compile(r"^(Measured on|Simulated with) .+, 20\d\d-[01]\d: `.+`$")
+MEASURED_LINE = re.compile(r"^(Measured on|Simulated with) [^`]+, 20\d\d-[01]\d: `")
 
 
 def project_text_files() -> list[Path]:
