@@ -34,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from kernel_ab import FLAGS, ROOT, source_tree
+from kernel_ab import FLAGS, ROOT, source_tree, split_commit
 
 import hybridfd as hf
 from hybridfd.arrays import placed_flat
@@ -47,17 +47,6 @@ SWEEPS = {
     "columns_streamed": 3,
     "columns_prefetching_streamed": 4,
 }
-
-
-def split_commit() -> str:
-    """The commit that gave the kernel its folder, cpp/src/kernel/ (from git's history)."""
-    added = subprocess.run(
-        ["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%h (%s)", "--", "cpp/src/kernel/sweep_choice.hpp"],
-        capture_output=True,
-        text=True,
-    )
-    commits = added.stdout.strip().splitlines()
-    return commits[-1] if commits else "the commit that added cpp/src/kernel/sweep_choice.hpp"
 
 
 def check_sweeps(tree: Path, revision: str | None) -> None:
