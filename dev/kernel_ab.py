@@ -196,17 +196,21 @@ def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
     digest, kernel_digest, is unchanged)."""
     plain = build / f"kernel_{digest}.plain.o"
     if not plain.exists():
-        parts = []
-        for index, source in enumerate(kernel_sources(tree)):
-            parts.append(build / f"kernel_{digest}.{index}.part.o")
-            run([*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(parts[-1])])
+        sources = kernel_sources(tree)
+        parts = [build / f"kernel_{digest}.{index}.part.o" for index in range(len(sources))]
+        # The units compile side by side, each radius's sweeps being a unit of its own so
+        # that they can: one after another they take most of the tool's time.
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            commands = [
+                [*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(part)]
+                for source, part in zip(sources, parts, strict=True)
+            ]
+            list(pool.map(run, commands))
         partial = plain.with_suffix(".partial")
-        if len(parts) == 1:
-            parts[0].rename(partial)
-        else:  # one object, so that the renaming below sees every global the kernel defines
-            run(["ld", "-r", *map(str, parts), "-o", str(partial)])
-            for part in parts:
-                part.unlink()
+        # One object, so that the renaming below sees every global the kernel defines.
+        run(["ld", "-r", *map(str, parts), "-o", str(partial)])
+        for part in parts:
+            part.unlink()
         partial.rename(plain)
     return plain
 
