@@ -1,15 +1,16 @@
 """Two revisions of the stencil kernel side by side, in one process: whether a kernel
 change is faster, and by how much.
 
-The kernel's sources at revision A and at revision B (default: the working tree) are
-compiled by the same command, their global symbols renamed apart (apply_stencil ->
-apply_stencil_a / _b), and linked with dev/kernel_ab/harness.cpp and the core library,
-which times them in alternating rounds on the same arrays and checks that every output
-lane agrees bit for bit. A machine with other work on it moves single timings by tens of
-per cent; two kernels measured alternately, fastest round each, and the median over
-several runs of the harness, move together. `--realtime` runs the harness under
-SCHED_FIFO (chrt; needs root): then other processes cannot take its core, only memory
-bandwidth.
+The kernel's sources (every .cpp of cpp/src/kernel/) at revision A and at revision B
+(default: the working tree) are compiled by the same command, each revision's objects
+combined into one, their global symbols renamed apart (apply_stencil -> apply_stencil_a
+/ _b), and linked with dev/kernel_ab/harness.cpp, the probes and the core library, which
+times them in alternating rounds on the same arrays and checks that every output lane
+agrees bit for bit. A revision from before the kernel had its folder is refused. A
+machine with other work on it moves single timings by tens of per cent; two kernels
+measured alternately, fastest round each, and the median over several runs of the
+harness, move together. `--realtime` runs the harness under SCHED_FIFO (chrt; needs
+root): then other processes cannot take its core, only memory bandwidth.
 
 The fastest round is the core's best state. On a VM whose vCPU shares a physical core
 with another tenant's (SMT), the core is shared most of the time and a kernel then gets
@@ -126,8 +127,9 @@ def code_of(header: Path) -> str:
     return " ".join(text.split())
 
 
-def core_library(build: Path) -> Path:
-    """The working tree's core library (hybridfd_core), built as the package builds it."""
+def core_libraries(build: Path) -> list[Path]:
+    """The working tree's probes (hybridfd_probes: the issue-rate probe the harnesses call)
+    and core library (hybridfd_core), built as the package builds them, in link order."""
     mpi_home = ROOT / ".venv"
     run(
         [
@@ -144,8 +146,8 @@ def core_library(build: Path) -> Path:
             f"-DMPI_HOME={mpi_home}",
         ]
     )
-    run(["cmake", "--build", str(build / "core"), "--target", "hybridfd_core"])
-    return build / "core" / "libhybridfd_core.a"
+    run(["cmake", "--build", str(build / "core"), "--target", "hybridfd_probes", "hybridfd_core"])
+    return [build / "core" / "libhybridfd_probes.a", build / "core" / "libhybridfd_core.a"]
 
 
 def kernel_includes(tree: Path) -> list[str]:
@@ -161,11 +163,32 @@ def kernel_digest(tree: Path) -> str:
     return stamp.hexdigest()[:16]
 
 
+def split_commit() -> str:
+    """The commit that gave the kernel its folder, cpp/src/kernel/ (from git's history)."""
+    added = subprocess.run(
+        ["git", "-C", str(ROOT), "log", "--diff-filter=A", "--format=%h (%s)", "--", "cpp/src/kernel/sweep_choice.hpp"],
+        capture_output=True,
+        text=True,
+    )
+    commits = added.stdout.strip().splitlines()
+    return commits[-1] if commits else "the commit that added cpp/src/kernel/sweep_choice.hpp"
+
+
+def check_kernel_folder(tree: Path, revision: str | None) -> None:
+    """Refuses a revision from before cpp/src/kernel/. Its kernel, one translation unit
+    (cpp/src/kernel.cpp), compiles the inline functions it shares with a kernel of the
+    folder (format.hpp's, from the same source) into other code, which the linker would
+    keep one copy of for both (differing_weak_functions names them)."""
+    if not (tree / "cpp" / "src" / "kernel").is_dir():
+        raise SystemExit(
+            f"revision {revision} predates the kernel's folder cpp/src/kernel/, made by {split_commit()}: "
+            "kernel_ab compares kernels from that commit on"
+        )
+
+
 def kernel_sources(tree: Path) -> list[Path]:
-    """The kernel's translation units in ``tree``: every .cpp of cpp/src/kernel/ where the
-    kernel is split over several, else cpp/src/kernel.cpp."""
-    split = sorted((tree / "cpp" / "src" / "kernel").glob("*.cpp"))
-    return split or [tree / "cpp" / "src" / "kernel.cpp"]
+    """The kernel's translation units in ``tree``: every .cpp of cpp/src/kernel/."""
+    return sorted((tree / "cpp" / "src" / "kernel").glob("*.cpp"))
 
 
 def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
@@ -173,17 +196,21 @@ def compiled_kernel(tree: Path, digest: str, build: Path) -> Path:
     digest, kernel_digest, is unchanged)."""
     plain = build / f"kernel_{digest}.plain.o"
     if not plain.exists():
-        parts = []
-        for index, source in enumerate(kernel_sources(tree)):
-            parts.append(build / f"kernel_{digest}.{index}.part.o")
-            run([*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(parts[-1])])
+        sources = kernel_sources(tree)
+        parts = [build / f"kernel_{digest}.{index}.part.o" for index in range(len(sources))]
+        # The units compile side by side, each radius's sweeps being a unit of its own so
+        # that they can: one after another they take most of the tool's time.
+        with ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+            commands = [
+                [*COMPILER, *FLAGS, *kernel_includes(tree), "-c", str(source), "-o", str(part)]
+                for source, part in zip(sources, parts, strict=True)
+            ]
+            list(pool.map(run, commands))
         partial = plain.with_suffix(".partial")
-        if len(parts) == 1:
-            parts[0].rename(partial)
-        else:  # one object, so that the renaming below sees every global the kernel defines
-            run(["ld", "-r", *map(str, parts), "-o", str(partial)])
-            for part in parts:
-                part.unlink()
+        # One object, so that the renaming below sees every global the kernel defines.
+        run(["ld", "-r", *map(str, parts), "-o", str(partial)])
+        for part in parts:
+            part.unlink()
         partial.rename(plain)
     return plain
 
@@ -283,6 +310,8 @@ def differing_weak_functions(first: Path, second: Path) -> list[str]:
 def build_harness(a: str, b: str | None, build: Path) -> Path:
     build.mkdir(parents=True, exist_ok=True)
     trees = {"a": source_tree(a, build / "tree_a"), "b": source_tree(b, build / "tree_b")}
+    for side, revision in (("a", a), ("b", b)):
+        check_kernel_folder(trees[side], revision)
     for header in SHARED_HEADERS:
         if len({code_of(tree / header) for tree in (trees["a"], trees["b"], ROOT)}) > 1:
             raise SystemExit(
@@ -294,10 +323,10 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
     digests = {side: kernel_digest(tree) for side, tree in trees.items()}
     distinct = {digest: trees[side] for side, digest in digests.items()}
     with ThreadPoolExecutor(len(distinct) + 1) as pool:
-        building_core = pool.submit(core_library, build)
+        building_core = pool.submit(core_libraries, build)
         compiling = {digest: pool.submit(compiled_kernel, tree, digest, build) for digest, tree in distinct.items()}
         compiled = {digest: future.result() for digest, future in compiling.items()}
-        library = building_core.result()
+        libraries = building_core.result()
     if len(compiled) == 2:
         differing = differing_weak_functions(*compiled.values())
         if differing:
@@ -316,10 +345,11 @@ def build_harness(a: str, b: str | None, build: Path) -> Path:
             "c++",
             *FLAGS,
             f"-I{ROOT / 'cpp' / 'include'}",
+            f"-I{ROOT / 'cpp' / 'probes'}",
             f"-I{ROOT / '.venv' / 'include'}",
             str(HARNESS),
             *map(str, objects),
-            str(library),
+            *map(str, libraries),
             f"-L{ROOT / '.venv' / 'lib'}",
             f"-Wl,-rpath,{ROOT / '.venv' / 'lib'}",
             "-lmpi",

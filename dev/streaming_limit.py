@@ -24,14 +24,14 @@ import statistics
 import sys
 from pathlib import Path
 
-from kernel_ab import FLAGS, ROOT, core_library, run, run_json
+from kernel_ab import FLAGS, ROOT, core_libraries, run, run_json
 
 PROBE = Path(__file__).resolve().parent / "streaming_limit" / "probe.cpp"
 PLANES = ("planes_2", "planes_3", "planes_4", "planes_3_whole_planes", "planes_3_no_prefetch")
 
 
 def build(build_dir: Path) -> Path:
-    library = core_library(build_dir)
+    libraries = core_libraries(build_dir)
     executable = build_dir / "streaming_limit"
     run(
         [
@@ -40,11 +40,11 @@ def build(build_dir: Path) -> Path:
             "-Wall",
             "-Wextra",
             f"-I{ROOT / 'cpp' / 'include'}",
-            f"-I{ROOT / 'cpp' / 'src'}",
-            f"-I{ROOT / 'cpp' / 'src' / 'kernel'}",  # the kernel's private headers, where it has a folder
+            f"-I{ROOT / 'cpp' / 'src'}",  # the kernel's private headers: "kernel/wide_vector.hpp"
+            f"-I{ROOT / 'cpp' / 'probes'}",
             f"-I{ROOT / '.venv' / 'include'}",
             str(PROBE),
-            str(library),
+            *map(str, libraries),
             f"-L{ROOT / '.venv' / 'lib'}",
             f"-Wl,-rpath,{ROOT / '.venv' / 'lib'}",
             "-lmpi",

@@ -2,12 +2,13 @@
 
 kernel_ab.py judges what the kernel runs, but compiles the whole kernel twice (3-6
 minutes here). To iterate on a sweep itself (column_sweep.hpp, streamed_planes.hpp), this
-compiles only tests/kernel_sweeps/driver.cpp, the sweeps' test driver, twice: once with
-cpp/src of revision A ahead on the include path and once with revision B's (default:
-the working tree), about 10 s each, in parallel. Both libraries are loaded by ctypes
-and timed in alternating rounds on the same padded grids (the Laplacian, float64 lanes
-of float64 or complex128 points); the report gives each side's median rate, B / A, and
-whether every output lane agrees. `--realtime` reruns it under SCHED_FIFO (chrt; needs
+compiles only tests/kernel_sweeps/driver.cpp, the sweeps' test driver, twice: once against
+the headers of revision A (its cpp/src/kernel/ and cpp/include) and once against revision
+B's (default: the working tree), about 10 s each, in parallel. Both revisions must have
+the kernel's folder, cpp/src/kernel/, whose sweeps the driver calls. Both libraries are
+loaded by ctypes and timed in alternating rounds on the same padded grids (the
+Laplacian, float64 lanes of float64 or complex128 points); the report gives each side's
+median rate, B / A, and whether every output lane agrees. `--realtime` reruns it under SCHED_FIFO (chrt; needs
 root): other processes then cannot take its core, only memory bandwidth.
 `--output-plane-pad` spaces the output's x-planes by that many more bytes: whether a
 sweep's rate depends on where its output planes fall within a page.
@@ -16,7 +17,7 @@ sweep's rate depends on where its output planes fall within a page.
     .venv/bin/python dev/sweep_ab.py --a HEAD~2 --b HEAD --sweep columns --n 24 --grids 64
 
 A sweep that beats another here still has to beat the row slide in kernel_ab.py before
-kernel.cpp should run it.
+the kernel's choice of sweep (cpp/src/kernel/sweep_choice.cpp) should take it.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
-from kernel_ab import FLAGS, ROOT, source_tree
+from kernel_ab import FLAGS, ROOT, source_tree, split_commit
 
 import hybridfd as hf
 from hybridfd.arrays import placed_flat
@@ -48,10 +49,19 @@ SWEEPS = {
 }
 
 
+def check_sweeps(tree: Path, revision: str | None) -> None:
+    """Refuses a revision whose sweeps the driver cannot build: from before the kernel's folder."""
+    if not (tree / "cpp" / "src" / "kernel" / "column_sweep.hpp").exists():
+        raise SystemExit(
+            f"revision {revision} has no cpp/src/kernel/column_sweep.hpp: its sweeps predate the kernel's "
+            f"folder and the driver's interface to them, both from {split_commit()}; compare revisions from it on"
+        )
+
+
 def build(tree: Path, library: Path) -> None:
-    # The revision's private headers first (the kernel's own folder, where it has one).
-    private = [f"-I{folder / 'cpp' / 'src' / sub}" for folder in (tree, ROOT) for sub in ("kernel", "")]
-    command = ["c++", *FLAGS, "-fPIC", "-shared", *private[:2], f"-I{ROOT / 'cpp' / 'include'}", *private[2:]]
+    # Only the revision's headers, its cpp/src ("kernel/column_sweep.hpp") and cpp/include,
+    # so that no header the revision lacks is taken from the working tree unseen.
+    command = ["c++", *FLAGS, "-fPIC", "-shared", f"-I{tree / 'cpp' / 'src'}", f"-I{tree / 'cpp' / 'include'}"]
     command += [str(DRIVER), "-o", str(library)]
     completed = subprocess.run(command, capture_output=True, text=True)
     if completed.returncode != 0:
@@ -103,6 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="sweep_ab_") as scratch:
         folder = Path(scratch)
         trees = [source_tree(args.a, folder / "tree_a"), source_tree(args.b, folder / "tree_b")]
+        for tree, revision in zip(trees, (args.a, args.b), strict=True):
+            check_sweeps(tree, revision)
         libraries = [folder / "sweeps_a.so", folder / "sweeps_b.so"]
         with ThreadPoolExecutor(2) as pool:
             list(pool.map(build, trees, libraries))
@@ -113,7 +125,7 @@ def main(argv: list[str] | None = None) -> int:
         stride_y, out_stride_y = side * point_lanes, n * point_lanes
         stride_x, out_stride_x = side * stride_y, n * out_stride_y + args.output_plane_pad // 8
         coefficients = np.ascontiguousarray(hf.Stencil.laplace(radius, 0.2).coefficients)
-        # kernel.cpp's budget for the streamed sweep's bands: half the L2.
+        # The kernel's budget for the streamed sweep's bands: half the L2 (row_slide.hpp).
         budget_bytes = hf._core.cache_sizes()[1] // 2
         rng = np.random.default_rng(0)
         inputs = [placed_flat(side**3 * point_lanes * 8, np.float64, past=args.offset) for _ in range(args.grids)]

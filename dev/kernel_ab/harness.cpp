@@ -3,7 +3,7 @@
 // (apply_stencil -> apply_stencil_a / _b) by dev/kernel_ab.py, which
 // builds and runs this file. Rounds alternate a, b, b, a, ... so drifts of a noisy
 // machine fall on both alike; each kernel's time is its fastest round. Before each run
-// the thread's issue rate is probed (hybridfd::measure_issue_rate, 5 ms): about half its
+// the thread's issue rate is probed (cpp/probes' measure_issue_rate, 5 ms): about half its
 // best when another hardware thread shares the core, which kernel_ab.py uses to compare
 // the kernels within each state. Prints one JSON line: both rates, their ratio, whether
 // every output lane agrees bit for bit, and each round's issue rates and times.
@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "hybridfd/kernel.hpp"
-#include "hybridfd/peak.hpp"
+#include "probes.hpp"
 
 namespace hybridfd {
 void apply_stencil_a(const Stencil&, const HaloPlan&, const BoxInput&, const Region&, double*, bool);
@@ -39,8 +39,7 @@ namespace {
 struct Options {
   int n = 96, grids = 32, lanes = 1, radius = 2, rounds = 9, repeats = 1;
   bool padded = false;              // apply_stencil on padded grids, else an apply's box input
-  bool prefetch = true;             // box input only
-  bool told_in_cache = false;       // padded only: told the grid is in cache (else it decides by its size)
+  bool told_in_cache = false;       // from_memory = false (else true; padded: decided by the grid's size)
   bool input_in_cache = false;      // every grid reads the first grid's input
   bool output_in_cache = false;     // every grid writes the first grid's output
   int offset = 0;                   // lanes past 64-byte alignment of every array
@@ -51,7 +50,7 @@ struct Options {
 [[noreturn]] void usage(const std::string& problem) {
   std::fprintf(stderr,
                "%s\nusage: kernel_ab [--n N] [--grids G] [--dtype float64|complex128] [--radius R] [--rounds K]\n"
-               "  [--repeats M] [--padded] [--told-in-cache] [--no-prefetch] [--input-in-cache] [--output-in-cache] "
+               "  [--repeats M] [--padded] [--told-in-cache] [--input-in-cache] [--output-in-cache] "
                "[--offset LANES] "
                "[--huge-pages] [--interior-on-a-line]\n",
                problem.c_str());
@@ -80,8 +79,6 @@ Options parse(int argc, char** argv) {
       o.offset = std::stoi(value());
     else if (flag == "--padded")
       o.padded = true;
-    else if (flag == "--no-prefetch")
-      o.prefetch = false;
     else if (flag == "--told-in-cache")
       o.told_in_cache = true;
     else if (flag == "--input-in-cache")
@@ -100,7 +97,6 @@ Options parse(int argc, char** argv) {
       usage("unknown option " + std::string(flag));
     }
   }
-  if (o.told_in_cache && !o.padded) usage("--told-in-cache needs --padded");
   if (o.n < 1 || o.grids < 1 || o.rounds < 1 || o.repeats < 1 || o.offset < 0 || o.offset > 7)
     usage("sizes, rounds and repeats must be positive, the offset 0..7");
   return o;
@@ -201,8 +197,8 @@ int main(int argc, char** argv) {
               : apply_stencil_a(stencil, plan, source, whole, target);
           }
         } else {
-          b ? apply_stencil_b(stencil, plan, inputs[in], whole, target, o.prefetch)
-            : apply_stencil_a(stencil, plan, inputs[in], whole, target, o.prefetch);
+          b ? apply_stencil_b(stencil, plan, inputs[in], whole, target, !o.told_in_cache)
+            : apply_stencil_a(stencil, plan, inputs[in], whole, target, !o.told_in_cache);
         }
       }
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / o.repeats;

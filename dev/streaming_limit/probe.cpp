@@ -2,7 +2,7 @@
 // measured by three loops beside the library's kernel on the same bytes, in interleaved
 // rounds (dev/streaming_limit.py builds and runs this file):
 //
-// - copy: STREAM Copy (the library's stream_copy), the reference;
+// - copy: STREAM Copy (stream_copy of cpp/probes), the reference;
 // - one_stream: a 13-point symmetric stencil whose neighbours all come from the one
 //   stream it reads (lanes +-1, +-2 by lane shifts, 1 .. 4 vectors away held in
 //   registers): the kernel's arithmetic per point (7 multiplies, 12 adds, 4 lane
@@ -21,7 +21,6 @@
 // rounds.
 #include <immintrin.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -34,9 +33,10 @@
 #include <string_view>
 #include <vector>
 
+#include "hybridfd/caches.hpp"
 #include "hybridfd/kernel.hpp"
-#include "hybridfd/peak.hpp"
-#include "wide_vector.hpp"
+#include "kernel/wide_vector.hpp"
+#include "probes.hpp"
 
 #if !defined(HYBRIDFD_WIDE_VECTOR)
 #error "the probe's loops need AVX2 or AVX-512 (build on a CPU with one, -march=native)"
@@ -272,7 +272,7 @@ int main(int argc, char** argv) {
   loops.push_back({"rows_one_plane", rows, {}});
   loops.push_back({"library", library, {}});
   // The P-plane loops, each with outputs of its own (checked against the library's).
-  const std::int64_t half_level2 = std::max<long>(sysconf(_SC_LEVEL2_CACHE_SIZE), 1 << 20) / 2;
+  const std::int64_t half_level2 = cache_sizes().level2 / 2;  // as the kernel sizes its bands
   std::vector<std::vector<double*>> planes_out;
   planes_out.reserve(8);
   auto add = [&](const char* name, auto kernel, std::int64_t budget_bytes) {

@@ -155,3 +155,15 @@ def test_weak_functions_are_compared_by_what_their_constants_hold(tmp_path: Path
         subprocess.run(["c++", "-O3", "-c", str(source), "-o", str(objects[-1])], check=True)
     assert differing_weak_functions(objects[0], objects[1]) == []
     assert differing_weak_functions(objects[1], objects[2]) == ["hybridfd::label[abi:cxx11](int)"]
+
+
+def test_refuses_a_revision_from_before_the_kernels_folder(tmp_path: Path) -> None:
+    """A revision whose kernel is the single cpp/src/kernel.cpp is refused before compiling,
+    naming the commit that made cpp/src/kernel/."""
+    added = ["git", "log", "--diff-filter=A", "--format=%h", "--", "cpp/src/kernel/sweep_choice.hpp"]
+    split = subprocess.run(added, capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1]
+    command = [sys.executable, str(ROOT / "dev" / "kernel_ab.py"), "--a", f"{split}~1", "--build-dir", str(tmp_path)]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert completed.returncode == 1
+    assert "predates the kernel's folder" in completed.stderr and split in completed.stderr
+    assert not list(tmp_path.glob("kernel_*.o"))

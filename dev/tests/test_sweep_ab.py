@@ -44,3 +44,14 @@ def test_rejects_bad_options_before_building(arguments: list[str], message: str)
     completed = subprocess.run(command, capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert completed.returncode == 2
     assert message in completed.stderr
+
+
+def test_refuses_a_revision_from_before_the_kernels_folder() -> None:
+    """A revision whose sweeps predate cpp/src/kernel/ is refused by name, before building,
+    not compiled against the working tree's headers."""
+    added = ["git", "log", "--diff-filter=A", "--format=%h", "--", "cpp/src/kernel/sweep_choice.hpp"]
+    split = subprocess.run(added, capture_output=True, text=True, check=True, cwd=ROOT).stdout.split()[-1]
+    command = [sys.executable, str(ROOT / "dev" / "sweep_ab.py"), "--a", f"{split}~1", "--n", "10", "--grids", "1"]
+    completed = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert completed.returncode == 1
+    assert "predate the kernel's folder" in completed.stderr and split in completed.stderr
