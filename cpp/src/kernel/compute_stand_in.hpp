@@ -3,7 +3,8 @@
 // it with the stencil and the region's number of float64 lanes (points times lanes per
 // point) instead of computing, so a simulator charges the time from a calibrated rate and
 // the data stay untouched. Set it before any apply; nullptr (the default) computes.
-// Private to the build (cpp/tools includes it): no part of the public API.
+// Private to the build (cpp/tools includes it), and compiled only into SMPI builds
+// (-DHYBRIDFD_SMPI=ON): no part of the public API or of the Python extension.
 #pragma once
 
 #include <cstdint>

@@ -18,7 +18,9 @@
 namespace hybridfd {
 namespace {
 
+#if defined(HYBRIDFD_SMPI)
 ComputeStandIn compute_stand_in = nullptr;
+#endif
 
 void sweep_region(const kernel::Sweep& sweep, const Stencil& stencil, const HaloPlan& plan, const BoxInput& input,
                   const Region& region, double* out) {
@@ -35,15 +37,19 @@ void sweep_region(const kernel::Sweep& sweep, const Stencil& stencil, const Halo
 
 }  // namespace
 
+#if defined(HYBRIDFD_SMPI)
 void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in; }
+#endif
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out, bool from_memory) {
   if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
+#if defined(HYBRIDFD_SMPI)
   if (compute_stand_in != nullptr) [[unlikely]] {
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
     return;
   }
+#endif
   if (region.points() == 0) return;
   const kernel::Sweep sweep = kernel::choose_sweep(plan, input, region, out, from_memory);
   sweep_region(sweep, stencil, plan, input, region, out);
