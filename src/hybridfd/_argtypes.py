@@ -7,24 +7,22 @@ from __future__ import annotations
 import argparse
 
 
-def positive_int(text: str) -> int:
+def _integer_at_least(text: str, least: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 1")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"{value} must be at least {least}")
     return value
+
+
+def positive_int(text: str) -> int:
+    return _integer_at_least(text, 1)
 
 
 def nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} must be at least 0")
-    return value
+    return _integer_at_least(text, 0)
 
 
 def positive_float(text: str) -> float:
