@@ -9,6 +9,7 @@ points per axis and any assignment of ranks to boxes.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -96,6 +97,11 @@ def split_axis(points: int, parts: int, part: int) -> tuple[int, int]:
     return _core.split_axis(points, parts, part)
 
 
+def _free(comm: MPI.Comm) -> None:
+    if not MPI.Is_finalized():
+        comm.Free()
+
+
 class Decomposition:
     """Splits ``domain`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``).
 
@@ -110,6 +116,11 @@ class Decomposition:
     optimising the halo exchange of this domain; the ranks of ``comm`` are renumbered
     accordingly (results do not change, only which rank holds which box). A topology
     without a mapping means ``packed``. :attr:`mapping` then tells what was done.
+
+    The renumbering (a mapping's, or a layout's ``positions``) is hybridfd's own: the
+    ``root`` of :meth:`scatter` and :meth:`gather`, and the ranks their errors name, are
+    ranks of ``comm``. :attr:`comm`, :attr:`rank`, :meth:`coords` and :meth:`box` speak of
+    the renumbered Cartesian communicator.
     """
 
     def __init__(
@@ -161,6 +172,26 @@ class Decomposition:
             self._core, self.mapping = self._mapped(comm, mapping or "packed", topology)
         #: The Cartesian communicator all of hybridfd's messages use.
         self.comm: MPI.Comm = self._core.communicator
+        self._cartesian_rank_of, self._user_comm = self._user_order(comm)
+
+    def _user_order(self, comm: MPI.Comm) -> tuple[tuple[int, ...], MPI.Comm]:
+        """The Cartesian rank of each rank of ``comm``, and a communicator in ``comm``'s rank order.
+
+        Collective. The agreement on bad input runs on the latter, so its errors name the
+        user's ranks: :attr:`comm` itself unless the ranks were renumbered, else a copy of
+        ``comm`` (``comm`` itself may be freed while this decomposition lives), freed with it.
+        """
+        user, cartesian = comm.Get_group(), self.comm.Get_group()
+        try:
+            cartesian_rank_of = tuple(int(r) for r in MPI.Group.Translate_ranks(user, range(self.size), cartesian))
+        finally:
+            user.Free()
+            cartesian.Free()
+        if cartesian_rank_of == tuple(range(self.size)):
+            return cartesian_rank_of, self.comm
+        copy = comm.Dup()
+        weakref.finalize(self, _free, copy)
+        return cartesian_rank_of, copy
 
     def _mapped(self, comm: MPI.Comm, strategy: str, topology: Topology | str | None) -> tuple:
         domain, grid = self.domain, tuple(self._core.grid)
@@ -233,18 +264,20 @@ class Decomposition:
     def scatter(self, global_batch: np.ndarray | None, root: int = 0) -> np.ndarray:
         """Collective: (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root`` -> this rank's box on every rank.
 
-        Only ``root``'s argument is read; other ranks may pass None. The box is a new
-        array on a cache line (hybridfd.arrays).
+        ``root`` is a rank of the communicator given to the decomposition (not of the
+        renumbered :attr:`comm`). Only ``root``'s argument is read; other ranks may pass
+        None. The box is a new array on a cache line (hybridfd.arrays).
         """
         comm = self.comm
-        root, problem = checked_root(comm, root)
+        root, problem = checked_root(self._user_comm, root)
         header = None
-        if problem is None and comm.rank == root:
+        if problem is None and self._user_comm.rank == root:
             try:
                 header = self._check_global(global_batch)
             except Problem as found:
                 problem = found
-        agree(comm, problem, root, "root")
+        agree(self._user_comm, problem, root, "root")
+        root = self._cartesian_rank_of[root]
         ndim, grids = comm.bcast(header, root=root)
         local_shape = self.local_shape(grids if ndim == 4 else None)
         local = empty_aligned(local_shape, self.domain.dtype)
@@ -261,16 +294,22 @@ class Decomposition:
         return local
 
     def gather(self, local_batch: np.ndarray, root: int = 0) -> np.ndarray | None:
-        """Collective: every rank's box -> the whole (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root``, None elsewhere."""
+        """Collective: every rank's box -> the whole (G, Nx, Ny, Nz) or (Nx, Ny, Nz) on ``root``, None elsewhere.
+
+        ``root`` is a rank of the communicator given to the decomposition (not of the
+        renumbered :attr:`comm`).
+        """
         comm = self.comm
-        root, problem = checked_root(comm, root)
+        root, problem = checked_root(self._user_comm, root)
         grids = 0
         if problem is None:
             try:
                 grids = self._check_local(local_batch)
             except Problem as found:
                 problem = found
-        agree_on_setting(comm, problem, f"root {root}, number of grids G {grids}", "root and number of grids G")
+        setting = f"root {root}, number of grids G {grids}"
+        agree_on_setting(self._user_comm, problem, setting, "root and number of grids G")
+        root = self._cartesian_rank_of[root]
         if comm.rank != root:
             comm.Send(np.ascontiguousarray(local_batch), dest=root, tag=1)
             return None

@@ -48,13 +48,29 @@ def test_apply_with_layout_matches_reference(comm, dtype, periodic, reverse):
     dec = hf.Decomposition(hf.Domain(SHAPE, periodic=periodic, dtype=dtype), comm, layout=layout(reverse))
     stencil = hf.Stencil.laplace(2, (0.3, 0.2, 0.25))
     full = batch_of((3, *SHAPE), dtype, seed=1)
-    local = dec.scatter(full if dec.comm.rank == 0 else None)
+    local = dec.scatter(full if comm.rank == 0 else None)
     original = hf.Operator(dec, stencil, "flat-original").apply(local)
     np.testing.assert_array_equal(hf.Operator(dec, stencil, "flat-optimized").apply(local), original)
     out = dec.gather(original)
-    if dec.comm.rank == 0:
+    if comm.rank == 0:
         expected = hf.reference.apply(stencil, full, periodic=periodic)
         np.testing.assert_allclose(out, expected, rtol=0, atol=1e-13 * np.abs(expected).max())
+
+
+def test_roots_and_errors_are_ranks_of_the_given_communicator(comm):
+    dec = hf.Decomposition(hf.Domain(SHAPE), comm, layout=layout(True))
+    assert dec.rank == SIZE - 1 - comm.rank  # reversed: rank 0 of comm is the last Cartesian rank
+    full = batch_of((2, *SHAPE), "float64", seed=3)
+    for root in (0, SIZE - 1):
+        # Only the root holds the batch: it is found there, and gathered back there, bit for bit.
+        local = dec.scatter(full if comm.rank == root else None, root=root)
+        assert local.tobytes() == np.ascontiguousarray(full[(slice(None), *dec.box().slices())]).tobytes()
+        back = dec.gather(local, root=root)
+        assert (back is None) == (comm.rank != root)
+        if comm.rank == root:
+            assert back.tobytes() == full.tobytes()
+    with pytest.raises(TypeError, match=rf"^rank {SIZE - 1}: scatter needs a numpy.ndarray on the root rank"):
+        dec.scatter(full if comm.rank == 0 else None, root=SIZE - 1)
 
 
 def test_three_axes_cut(comm):

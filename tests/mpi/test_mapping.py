@@ -16,6 +16,16 @@ SIZE = MPI.COMM_WORLD.size
 # A fake machine of 2-core nodes, so that strategies really permute the ranks.
 MULTI_NODE = Topology((2, SIZE // 4, 1), 2, wrap=(True, False, False), name="fake-2-core-nodes")
 TOPOLOGIES = {"host": "host", "multi-node": MULTI_NODE}
+# The same machine with the first and last rank trading cores: on it every strategy but
+# packed (which keeps the order by definition) renumbers the ranks of 9x20x7.
+SWAPPED = Topology(
+    (2, SIZE // 4, 1),
+    2,
+    wrap=(True, False, False),
+    name="fake-2-core-nodes-swapped",
+    rank_slots=(SIZE - 1, *range(1, SIZE - 1), 0),
+)
+REORDERING = [strategy for strategy in strategy_names() if strategy != "packed"]
 
 
 @pytest.mark.parametrize("topology", TOPOLOGIES)
@@ -26,8 +36,8 @@ def test_apply_under_a_mapping_matches_reference(comm, strategy, topology):
     stencil = hf.Stencil.laplace(radius=2, spacing=(0.2, 0.3, 0.25))
     batch = np.random.default_rng(7).standard_normal((3, *dom.shape))
     op = hf.Operator(dec, stencil, approach="flat-optimized")
-    out = dec.gather(op.apply(dec.scatter(batch if dec.rank == 0 else None)))
-    if dec.rank == 0:
+    out = dec.gather(op.apply(dec.scatter(batch if comm.rank == 0 else None)))
+    if comm.rank == 0:
         np.testing.assert_array_equal(out, hf.reference.apply(stencil, batch, periodic=dom.periodic))
     # The rank at position p is the one the mapping put there; its neighbours are the pattern's.
     info = dec.mapping
@@ -57,6 +67,55 @@ def test_round_robin_on_multi_node_topology_permutes_ranks(comm):
     expected = [(p % nodes) * 2 + p // nodes for p in range(SIZE)]
     assert list(dec.mapping.rank_order) == expected
     assert dec.rank == expected.index(comm.rank)
+
+
+def renumbered(comm: MPI.Comm, strategy: str) -> tuple[hf.Decomposition, list[int]]:
+    """A decomposition of 9x20x7 under ``strategy`` on SWAPPED, and the ranks of ``comm``
+    whose Cartesian rank differs, checked to be some (or the tests below prove nothing)."""
+    dec = hf.Decomposition(hf.Domain((9, 20, 7)), comm, mapping=strategy, topology=SWAPPED)
+    cartesian = comm.allgather(dec.rank)
+    moved = [rank for rank in range(SIZE) if cartesian[rank] != rank]
+    assert dec.mapping.reordered and moved, cartesian
+    return dec, moved
+
+
+@pytest.mark.parametrize("strategy", REORDERING)
+def test_roots_are_ranks_of_the_given_communicator(comm, strategy):
+    dec, moved = renumbered(comm, strategy)
+    for root in sorted({0, moved[0], SIZE - 1}):
+        # Every rank holds different data: the root's, and only the root's, is scattered.
+        mine = np.random.default_rng(comm.rank).standard_normal((2, 9, 20, 7))
+        expected = np.random.default_rng(root).standard_normal((2, 9, 20, 7))
+        local = dec.scatter(mine, root=root)
+        np.testing.assert_array_equal(local, expected[(slice(None), *dec.box().slices())])
+        back = dec.gather(local, root=root)
+        assert (back is None) == (comm.rank != root)
+        if comm.rank == root:
+            assert back.tobytes() == mine.tobytes()
+        single = dec.gather(dec.scatter(mine[1] if comm.rank == root else None, root=root), root=root)
+        if comm.rank == root:
+            assert single.tobytes() == mine[1].tobytes()
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "round-robin"])
+def test_errors_name_ranks_of_the_given_communicator(comm, strategy):
+    dec, moved = renumbered(comm, strategy)
+    root = moved[0]
+    with pytest.raises(
+        TypeError, match=rf"^rank {root}: scatter needs a numpy.ndarray on the root rank, got NoneType$"
+    ):
+        dec.scatter(dec.zeros() if comm.rank != root else None, root=root)
+    with pytest.raises(ValueError, match=rf"^rank {root}: gather: array has shape \(5, 5, 5\)"):
+        dec.gather(np.zeros((5, 5, 5)) if comm.rank == root else dec.zeros(), root=root)
+    last = SIZE - 1
+    with pytest.raises(ValueError, match=rf"^rank {root}: root {SIZE} must be a rank of the communicator"):
+        dec.scatter(np.zeros((9, 20, 7)), root=SIZE if comm.rank == root else 0)
+    with pytest.raises(
+        ValueError, match=rf"root must be the same on every rank, got 0 on rank 0, .*{last} on rank {last}$"
+    ):
+        dec.scatter(np.zeros((9, 20, 7)), root=last if comm.rank == last else 0)
+    with pytest.raises(ValueError, match=rf"ranks 0-{last - 1}: root 0, .*; rank {last}: root {last}, "):
+        dec.gather(dec.zeros(), root=last if comm.rank == last else 0)
 
 
 def test_no_mapping_keeps_the_communicator_order(comm):
