@@ -75,12 +75,17 @@ class Trace:
 
     @classmethod
     def gather(cls, op: Any, root: int = 0) -> Trace | None:  # noqa: ANN401 - a hybridfd.Operator
-        """Collective: every rank's events of ``op`` on rank ``root``; None on the others."""
-        comm = op.decomposition.comm
-        root, problem = checked_root(comm, root)
-        agree(comm, problem, root, "root")
+        """Collective: every rank's events of ``op`` on rank ``root``; None on the others.
+
+        ``root``, and the ranks an error names, are ranks of the communicator given to the
+        decomposition; a lane's ``rank`` is its rank in the decomposition's :attr:`comm`.
+        """
+        decomposition = op.decomposition
+        user = decomposition._user_comm
+        root, problem = checked_root(user, root)
+        agree(user, problem, root, "root")
         mine = op._core.trace() if op._core is not None else None
-        everything = op.decomposition.comm.gather(mine, root=root)
+        everything = decomposition.comm.gather(mine, root=decomposition._cartesian_rank_of[root])
         if everything is None:
             return None
         lanes, uncertainty = [], []

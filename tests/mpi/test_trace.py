@@ -206,6 +206,24 @@ def test_trace_at_construction_and_clock_offsets(comm):
     assert max(starts) < min(ends)
 
 
+def test_root_is_a_rank_of_the_given_communicator(comm):
+    # A layout in reverse rank order: rank r of comm is Cartesian rank size - 1 - r.
+    last = comm.size - 1
+    splits = ((*range(0, 20, 20 // comm.size), 20), (0, 18), (0, 16))
+    layout = hf.Layout(splits, [(last - rank, 0, 0) for rank in range(comm.size)])
+    dec = hf.Decomposition(hf.Domain((20, 18, 16)), comm, layout=layout)
+    assert dec.rank == last - comm.rank
+    op = hf.Operator(dec, STENCIL, "flat-original", trace=True)
+    op.apply(dec.zeros(GRIDS))
+    for root in (0, last):
+        trace = op.trace(root=root)
+        assert (trace is None) == (comm.rank != root)
+        if trace is not None:
+            assert sorted({lane.rank for lane in trace.lanes}) == list(range(comm.size))
+    with pytest.raises(ValueError, match=rf"^rank {last}: root {comm.size} must be a rank of the communicator"):
+        op.trace(root=comm.size if comm.rank == last else 0)
+
+
 @pytest.mark.parametrize("events", [0, -3, 2.5, "many", True])
 def test_bad_buffer_size_raises_on_every_rank(comm, events):
     dec, _ = problem(comm)

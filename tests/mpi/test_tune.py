@@ -202,6 +202,15 @@ def test_tuning_for_different_grids_raises_on_every_rank(comm):
         tune.tune(dec, hf.Stencil.laplace(1, 1.0), comm.rank + 1, cache=False)
 
 
+def test_differing_grids_are_named_by_the_ranks_of_the_given_communicator(comm):
+    # A layout in reverse rank order: rank r of comm is Cartesian rank 1 - r.
+    layout = hf.Layout(((0, 4, 8), (0, 8), (0, 8)), [(1 - rank, 0, 0) for rank in range(2)])
+    dec = hf.Decomposition(hf.Domain((8, 8, 8)), comm, layout=layout)
+    assert dec.rank == 1 - comm.rank
+    with pytest.raises(ValueError, match=r"the grids must be the same on every rank, got 1 on rank 0, 2 on rank 1$"):
+        tune.tune(dec, hf.Stencil.laplace(1, 1.0), comm.rank + 1, cache=False)
+
+
 def test_later_applies_smaller_than_a_chunk_still_finish_the_tuning(comm, directory):
     # Tuned for G = 4 (chunks of 4 grids), then applied to 2 grids at a time: each such
     # apply is a chunk of its own, so the races go on and end.

@@ -106,9 +106,10 @@ class Tuning:
             grids, {**counts, "trial_grids": 1 if trial_grids is None else trial_grids}, budget
         )
         # Every rank must tune for the same G (the trials are collective applies); a bad or
-        # differing value raises on every rank before any trial starts.
+        # differing value raises on every rank before any trial starts, naming the ranks of
+        # the communicator given to the decomposition.
         bad = None if problem_text is None else InputProblem(problem_text)
-        agree(comm, bad, 0 if bad else int(grids), "grids")
+        agree(decomposition._user_comm, bad, 0 if bad else int(grids), "grids")
         self.decision: Decision | None = None
         self.winner_operator: object | None = None  # the winner's core Operator, once decided
         self.grids_applied = 0  # grids of the caller's arrays the trials computed
