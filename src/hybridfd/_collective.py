@@ -1,7 +1,10 @@
 """Collective agreement on bad input, shared with the C++ core (see cpp errors.hpp).
 
 Each rank checks its own arguments; one small allreduce then tells every rank whether
-any rank found a problem, and every rank raises the same error naming the ranks.
+any rank found a problem, and every rank raises the same error naming the ranks. The
+ranks named are ranks of the communicator given: a Decomposition agrees over its
+``_user_comm``, in the order of the communicator the caller gave it, not over its
+renumbered Cartesian one.
 """
 
 from __future__ import annotations
@@ -38,8 +41,9 @@ def agree_on_setting(comm: MPI.Comm, problem: Problem | None, setting: str, sett
 
 
 def checked_root(comm: MPI.Comm, root: object) -> tuple[int, Problem | None]:
-    """``root`` as an int, or -1 and a Problem naming it unless it is a rank of ``comm``.
-    The callers agree on it too: ranks with different roots would wait for each other."""
+    """``root`` as an int, or -1 and a Problem naming it unless it is a rank of ``comm``
+    (the caller's communicator, whose ranks ``root`` names). The callers agree on it too:
+    ranks with different roots would wait for each other."""
     if isinstance(root, bool) or not isinstance(root, (int, np.integer)) or not 0 <= root < comm.size:
         return -1, Problem(f"root {root!r} must be a rank of the communicator: an int 0..{comm.size - 1}")
     return int(root), None
