@@ -218,7 +218,8 @@ class FDOperator:
             stencil = stencil_of(coef_p, offset_pc)
         except ValueError as error:
             problem = Problem(str(error))
-        agree(self.decomposition.comm, problem)
+        # Over gd.comm's rank order, not the layout's Cartesian one: the error names GPAW's ranks.
+        agree(self.decomposition._user_comm, problem)
         #: The hybridfd Operator that does the work (``operator`` is GPAW's name for its C object).
         self.hybridfd_operator = Operator(self.decomposition, stencil, approach, **options)
         self.gd = gd

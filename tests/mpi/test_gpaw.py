@@ -193,6 +193,23 @@ def test_not_a_star_stencil_raises_on_every_rank(comm, coefs, offsets, message):
         hfg.FDOperator(coefs, offsets, gd, float)
 
 
+class ReversedGridDescriptor(FakeGridDescriptor):
+    """GPAW's rank r at the process-grid position of rank size - 1 - r."""
+
+    def get_processor_position_from_rank(self, rank):
+        return super().get_processor_position_from_rank(self.comm.size - 1 - rank)
+
+
+def test_errors_name_gpaws_ranks(comm):
+    gd = ReversedGridDescriptor((8, 8, 8), (True,) * 3, comm, (SIZE, 1, 1))
+    assert hfg.decomposition_of(gd).rank == SIZE - 1 - comm.rank
+    coefs, offsets = laplace_terms(gd, 1.0, 1)
+    if comm.rank == SIZE - 1:
+        offsets[2] = offsets[1]
+    with pytest.raises(ValueError, match=rf"^rank {SIZE - 1}: .*offset \(1, 0, 0\) appears twice"):
+        hfg.FDOperator(coefs, offsets, gd, float)
+
+
 def test_phase_that_is_not_bloch_raises_on_every_rank(comm):
     # With several boxes along a periodic axis, the neighbour's factor is inferred from
     # this rank's own Bloch phase; a factor of modulus 2 cannot be one.
