@@ -232,6 +232,7 @@ class Decomposition:
 
     @property
     def rank(self) -> int:
+        """This process's rank in :attr:`comm` (renumbered by a mapping or a layout's positions)."""
         return self._core.rank
 
     @property
