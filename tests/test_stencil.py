@@ -123,3 +123,113 @@ def test_coefficients_that_convert_to_floats_are_taken():
     from fractions import Fraction
 
     assert hf.Stencil.from_coefficients([Fraction(1, 2)] * 7).centre == 0.5
+
+
+# General stencils (Stencil.from_offsets).
+
+
+def brute_force(stencil: hf.Stencil, padded: np.ndarray) -> np.ndarray:
+    """The documented order, one point at a time in plain Python."""
+    w = stencil.widths
+    n = tuple(p - 2 * wa for p, wa in zip(padded.shape, w, strict=True))
+    out = np.empty(n, dtype=padded.dtype)
+    for x, y, z in np.ndindex(n):
+        total = None
+        for (dx, dy, dz), weight, paired in stencil.terms():
+            a = padded[x + w[0] + dx, y + w[1] + dy, z + w[2] + dz]
+            term = weight * (a + padded[x + w[0] - dx, y + w[1] - dy, z + w[2] - dz]) if paired else weight * a
+            total = term if total is None else total + term
+        out[x, y, z] = total
+    return out
+
+
+def test_from_offsets_fixes_the_documented_order_whatever_the_order_given():
+    offsets = [(1, 1, 0), (0, 0, 0), (-1, -1, 0), (0, 1, -1), (0, -1, 1), (-2, 0, 1), (1, 0, 0)]
+    weights = [0.5, -3.0, 0.5, 0.25, 0.75, 2.0, 1.5]
+    stencil = hf.Stencil.from_offsets(offsets, weights)
+    assert not stencil.is_star and stencil.reads_edges
+    # Centre; then groups by (first moving axis, its magnitude, later components) of the
+    # member whose first non-zero component is negative: (-1,-1,0) paired before
+    # (-1,0,0) [only +1 given], then (-2,0,1); then (0,-1,1) before (0,1,-1), unpaired.
+    assert stencil.terms() == [
+        ((0, 0, 0), -3.0, False),
+        ((-1, -1, 0), 0.5, True),
+        ((1, 0, 0), 1.5, False),
+        ((-2, 0, 1), 2.0, False),
+        ((0, -1, 1), 0.75, False),
+        ((0, 1, -1), 0.25, False),
+    ]
+    shuffled = hf.Stencil.from_offsets(offsets[::-1], weights[::-1])
+    assert shuffled.terms() == stencil.terms()
+    assert stencil.widths == (2, 1, 1)
+
+
+def test_offsets_along_the_axes_make_the_star_stencil():
+    laplace = hf.Stencil.laplace(3, (0.2, 0.3, 0.25))
+    again = hf.Stencil.from_offsets(laplace.offsets, laplace.weights)
+    assert again.is_star and again.symmetric
+    assert again.coefficients.tobytes() == laplace.coefficients.tobytes()
+    # Absent offsets weigh 0.0, absent centre too.
+    partial = hf.Stencil.from_offsets([(0, 2, 0), (-1, 0, 0)], [3.0, 4.0])
+    assert partial.radius == 2 and partial.centre == 0.0
+    assert partial.minus[0, 0] == 4.0 and partial.plus[1, 1] == 3.0 and partial.plus[0, 0] == 0.0
+
+
+def test_directions_read_are_those_some_offset_points_to():
+    stencil = hf.Stencil.from_offsets([(0, 0, 0), (1, 1, 0), (0, 0, -2)], [1.0, 2.0, 3.0])
+    read = {d for d in np.ndindex(3, 3, 3) if d != (1, 1, 1) and stencil.reads_direction(np.array(d) - 1)}
+    assert read == {(2, 1, 1), (1, 2, 1), (2, 2, 1), (1, 1, 0)}
+    for d in np.ndindex(3, 3, 3):
+        direction = np.array(d) - 1
+        assert hf.Stencil.laplace(2).reads_direction(direction) == (np.abs(direction).sum() == 1)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.complex128])
+@pytest.mark.parametrize("reach", [1, 2, 4, 6])
+def test_reference_and_kernel_sum_general_stencils_in_the_documented_order(dtype, reach):
+    rng = np.random.default_rng(reach)
+    span = range(-reach, reach + 1)
+    cube = [(x, y, z) for x in span for y in span for z in span]
+    offsets = [cube[i] for i in rng.choice(len(cube), size=min(len(cube), 40), replace=False)] + [(1, -1, 1)]
+    offsets = list(dict.fromkeys(offsets))
+    weights = rng.uniform(-1, 1, len(offsets))
+    weights[1::3] = -weights[1::3]  # some pairs unequal, some equal by construction below
+    lookup = dict(zip(offsets, weights, strict=True))
+    for i, offset in enumerate(offsets):
+        opposite = tuple(-d for d in offset)
+        if opposite in lookup and i % 2 == 0:
+            weights[i] = lookup[opposite]
+    stencil = hf.Stencil.from_offsets(offsets, weights)
+    w = stencil.widths
+    shape = tuple(2 * wa + n for wa, n in zip(w, (5, 4, 6), strict=True))
+    padded = rng.standard_normal(shape)
+    if dtype == np.complex128:
+        padded = padded + 1j * rng.standard_normal(shape)
+    expected = brute_force(stencil, padded)
+    np.testing.assert_array_equal(hf.reference.apply_padded(stencil, padded), expected)
+    np.testing.assert_array_equal(hf.kernel.apply_padded(stencil, padded), expected)
+
+
+@pytest.mark.parametrize(
+    ("offsets", "weights", "error", "match"),
+    [
+        ([(0, 0, 0)], [1.0], ValueError, "at least one offset other than the centre"),
+        ([(7, 0, 0)], [1.0], ValueError, r"offset \(7, 0, 0\) reaches beyond 6"),
+        ([(1, 1, 0), (1, 1, 0)], [1.0, 2.0], ValueError, r"\(1, 1, 0\) is given twice \(entries 0 and 1\)"),
+        ([(1, 1, 0)], [np.inf], ValueError, r"weight of stencil offset \(1, 1, 0\) is inf"),
+        ([(1, 1)], [1.0], ValueError, r"shape \(K, 3\), got shape \(1, 2\)"),
+        ([(1, 1, 0)], [1.0, 2.0], ValueError, "1 offsets and 2 weights"),
+        ([(0.5, 1, 0)], [1.0], TypeError, "offsets must be integers"),
+        ([(1, 1, 0)], ["x"], TypeError, "coefficients must be real numbers"),
+    ],
+)
+def test_from_offsets_names_bad_input(offsets, weights, error, match):
+    with pytest.raises(error, match=match):
+        hf.Stencil.from_offsets(offsets, weights)
+
+
+def test_a_general_stencil_has_no_star_coefficients():
+    stencil = hf.Stencil.from_offsets([(1, 1, 1), (0, 0, 0)], [1.0, 2.0])
+    with pytest.raises(ValueError, match="has no star coefficients"):
+        stencil.coefficients  # noqa: B018
+    assert "Stencil.from_offsets" in repr(stencil)

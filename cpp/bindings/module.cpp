@@ -233,12 +233,29 @@ NB_MODULE(_core, m) {
       .def("coefficients", &hybridfd::Stencil::coefficients)
       .def_prop_ro("symmetric", &hybridfd::Stencil::symmetric)
       .def_prop_ro("isotropic", &hybridfd::Stencil::isotropic)
+      .def_prop_ro("star", &hybridfd::Stencil::star)
+      .def_prop_ro("reads_edges", &hybridfd::Stencil::reads_edges)
+      .def_prop_ro("widths", &hybridfd::Stencil::widths)
+      .def("offsets", &hybridfd::Stencil::offsets)
+      .def("terms",
+           [](const hybridfd::Stencil& self) {
+             std::vector<std::tuple<hybridfd::Offset, double, bool>> result;
+             for (const auto& term : self.terms) result.emplace_back(term.offset, term.weight, term.paired);
+             return result;
+           })
+      .def("reads_direction", &hybridfd::Stencil::reads_direction, "direction"_a)
       .def("description", &hybridfd::Stencil::description)
       .def_static("laplace", &hybridfd::Stencil::laplace, "radius"_a, "spacing"_a)
       .def_static(
           "from_coefficients",
           [](const std::vector<double>& coefficients) { return hybridfd::Stencil::from_coefficients(coefficients); },
-          "coefficients"_a);
+          "coefficients"_a)
+      .def_static(
+          "from_offsets",
+          [](const std::vector<hybridfd::Offset>& offsets, const std::vector<double>& weights) {
+            return hybridfd::Stencil::from_offsets(offsets, weights);
+          },
+          "offsets"_a, "weights"_a);
 
   m.def(
       "apply_kernel",

@@ -209,6 +209,20 @@ std::array<int, 3> Decomposition::coords(int rank) const {
   return result;
 }
 
+int Decomposition::neighbour(const std::array<int, 3>& direction) const {
+  std::array<int, 3> at = coords(rank_);
+  for (int axis = 0; axis < 3; ++axis) {
+    at[axis] += direction[axis];
+    if (at[axis] < 0 || at[axis] >= grid_[axis]) {
+      if (!domain_.periodic[axis]) return MPI_PROC_NULL;
+      at[axis] = (at[axis] + grid_[axis]) % grid_[axis];
+    }
+  }
+  int result = MPI_PROC_NULL;
+  MPI_Cart_rank(cart_, at.data(), &result);
+  return result;
+}
+
 Box Decomposition::box(int rank) const {
   const auto c = coords(rank);
   Box result;

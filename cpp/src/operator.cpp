@@ -116,21 +116,24 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
     : decomposition_(std::move(decomposition)), stencil_(stencil) {
   const Decomposition& dec = *decomposition_;
   const auto problem = find_problem([&] {
-    Stencil::check_radius(stencil.radius);
+    if (stencil.star()) Stencil::check_radius(stencil.radius);
     // Everything is checked before anything is built, so no rank starts work another
     // rank will refuse.
     config_ = resolve(options);
     // An axis that exchanges halos (cut into several boxes, or periodic) needs every
-    // box to be at least r points thick, or a ghost layer would need points from a
-    // rank beyond the nearest neighbour.
+    // box to be at least as thick as the stencil reaches along it (r for a star
+    // stencil), or a ghost layer would need points from a rank beyond the nearest
+    // neighbour.
     const Box& box = dec.local_box();
+    const Offset widths = stencil.widths();
     for (int axis = 0; axis < 3; ++axis) {
       const bool exchanges = dec.grid()[axis] > 1 || dec.domain().periodic[axis];
-      if (exchanges && box.extent[axis] < stencil.radius)
-        throw ValueError(detail::concat(
-            "box of extent ", detail::tuple_text(box.extent), " at offset ", detail::tuple_text(box.offset),
-            " is thinner than the stencil radius ", stencil.radius, " on axis ", axis, " (process grid ",
-            detail::tuple_text(dec.grid()), ", domain shape ", detail::tuple_text(dec.domain().shape), ")"));
+      if (exchanges && box.extent[axis] < widths[axis])
+        throw ValueError(detail::concat("box of extent ", detail::tuple_text(box.extent), " at offset ",
+                                        detail::tuple_text(box.offset), " is thinner than the stencil ",
+                                        stencil.star() ? "radius " : "reach ", widths[axis], " on axis ", axis,
+                                        " (process grid ", detail::tuple_text(dec.grid()), ", domain shape ",
+                                        detail::tuple_text(dec.domain().shape), ")"));
     }
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
@@ -149,7 +152,7 @@ Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Ste
         throw ValueError(detail::concat("model '", config_.model, "' under ", config_.mpi_thread_level,
                                         " must be built and applied by the thread that initialised MPI"));
     }
-    plan_ = std::make_unique<HaloPlan>(dec, stencil.radius);
+    plan_ = std::make_unique<HaloPlan>(dec, stencil);
     const std::int64_t largest_message = plan_->max_face_lanes() * static_cast<std::int64_t>(config_.batch);
     if (largest_message > INT_MAX)
       throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,

@@ -1,9 +1,12 @@
 #include "hybridfd/stencil.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <map>
 #include <utility>
 
 #include "format.hpp"
@@ -94,6 +97,7 @@ bool same_bits(double a, double b) { return std::bit_cast<std::uint64_t>(a) == s
 }  // namespace
 
 bool Stencil::symmetric() const {
+  if (!star()) return false;
   for (int axis = 0; axis < 3; ++axis)
     for (int d = 0; d < radius; ++d)
       if (!same_bits(minus[axis][d], plus[axis][d])) return false;
@@ -101,6 +105,7 @@ bool Stencil::symmetric() const {
 }
 
 bool Stencil::isotropic() const {
+  if (!star()) return false;
   for (int axis = 1; axis < 3; ++axis)
     for (int d = 0; d < radius; ++d)
       if (!same_bits(minus[axis][d], minus[0][d]) || !same_bits(plus[axis][d], plus[0][d])) return false;
@@ -108,6 +113,9 @@ bool Stencil::isotropic() const {
 }
 
 std::vector<double> Stencil::coefficients() const {
+  if (!star())
+    throw ValueError(detail::concat("a general ", description(),
+                                    " has no star coefficients (C1, ...); its offsets give its weights"));
   std::vector<double> result{centre};
   for (int axis = 0; axis < 3; ++axis)
     for (int d = 1; d <= radius; ++d) {
@@ -117,14 +125,151 @@ std::vector<double> Stencil::coefficients() const {
   return result;
 }
 
+namespace {
+
+std::string shortest(double value) {
+  char digits[32];
+  const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
+  return std::string(digits, end);
+}
+
+std::string offset_text(const Offset& offset) {
+  return detail::concat("(", offset[0], ", ", offset[1], ", ", offset[2], ")");
+}
+
+// The group key of the documented order: m's first non-zero axis, its magnitude there,
+// then m's later components.
+std::array<int, 4> group_key(const Offset& m) {
+  const int axis = m[0] != 0 ? 0 : m[1] != 0 ? 1 : 2;
+  std::array<int, 4> key{axis, std::abs(m[axis]), 0, 0};
+  for (int later = axis + 1, slot = 2; later < 3; ++later, ++slot) key[static_cast<std::size_t>(slot)] = m[later];
+  return key;
+}
+
+Offset opposite(const Offset& offset) { return {-offset[0], -offset[1], -offset[2]}; }
+
+// The member of {offset, -offset} whose first non-zero component is negative.
+Offset canonical(const Offset& offset) {
+  for (const int component : offset)
+    if (component != 0) return component < 0 ? offset : opposite(offset);
+  return offset;
+}
+
+void check_offsets(std::span<const Offset> offsets, std::span<const double> weights) {
+  if (offsets.size() != weights.size())
+    throw ValueError(detail::concat("got ", offsets.size(), " offsets and ", weights.size(),
+                                    " weights; a stencil takes one weight per offset"));
+  std::map<Offset, std::size_t> seen;
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    for (const int component : offsets[i])
+      if (std::abs(component) > max_radius)
+        throw ValueError(detail::concat("stencil offset ", offset_text(offsets[i]), " reaches beyond ", max_radius,
+                                        " points along an axis; |dx|, |dy|, |dz| must be at most ", max_radius));
+    if (!std::isfinite(weights[i]))
+      throw ValueError(detail::concat("the weight of stencil offset ", offset_text(offsets[i]), " is ", weights[i],
+                                      "; it must be finite"));
+    if (const auto [at, fresh] = seen.emplace(offsets[i], i); !fresh)
+      throw ValueError(detail::concat("stencil offset ", offset_text(offsets[i]), " is given twice (entries ",
+                                      at->second, " and ", i, ")"));
+  }
+  if (seen.size() == 0 || (seen.size() == 1 && seen.begin()->first == Offset{0, 0, 0}))
+    throw ValueError("a stencil needs at least one offset other than the centre (0, 0, 0)");
+}
+
+}  // namespace
+
+Stencil Stencil::from_offsets(std::span<const Offset> offsets, std::span<const double> weights) {
+  check_offsets(offsets, weights);
+  std::map<Offset, double> weight;
+  for (std::size_t i = 0; i < offsets.size(); ++i) weight[offsets[i]] = weights[i];
+  const bool along_axes = std::all_of(offsets.begin(), offsets.end(), [](const Offset& offset) {
+    return (offset[0] != 0) + (offset[1] != 0) + (offset[2] != 0) <= 1;
+  });
+  Stencil stencil;
+  stencil.radius = 0;
+  for (const Offset& offset : offsets)
+    for (const int component : offset) stencil.radius = std::max(stencil.radius, std::abs(component));
+  if (along_axes) {
+    for (const auto& [offset, value] : weight) {
+      int axis = 0;
+      while (axis < 3 && offset[axis] == 0) ++axis;
+      if (axis == 3)
+        stencil.centre = value;
+      else
+        (offset[axis] < 0 ? stencil.minus : stencil.plus)[axis][std::abs(offset[axis]) - 1] = value;
+    }
+    return stencil;
+  }
+  std::map<std::array<int, 4>, Offset> groups;  // key -> m
+  for (const auto& [offset, value] : weight)
+    if (offset != Offset{0, 0, 0}) groups.emplace(group_key(canonical(offset)), canonical(offset));
+  if (const auto centre = weight.find({0, 0, 0}); centre != weight.end())
+    stencil.terms.push_back({centre->first, centre->second, false});
+  for (const auto& [key, m] : groups) {
+    const auto lower = weight.find(m), upper = weight.find(opposite(m));
+    if (lower != weight.end() && upper != weight.end() &&
+        std::bit_cast<std::uint64_t>(lower->second) == std::bit_cast<std::uint64_t>(upper->second)) {
+      stencil.terms.push_back({m, lower->second, true});
+      continue;
+    }
+    if (lower != weight.end()) stencil.terms.push_back({m, lower->second, false});
+    if (upper != weight.end()) stencil.terms.push_back({upper->first, upper->second, false});
+  }
+  return stencil;
+}
+
+std::vector<std::pair<Offset, double>> Stencil::offsets() const {
+  std::vector<std::pair<Offset, double>> result;
+  if (star()) {
+    result.push_back({{0, 0, 0}, centre});
+    for (int axis = 0; axis < 3; ++axis)
+      for (int d = 1; d <= radius; ++d) {
+        Offset offset{0, 0, 0};
+        offset[axis] = -d;
+        result.push_back({offset, minus[axis][d - 1]});
+        offset[axis] = d;
+        result.push_back({offset, plus[axis][d - 1]});
+      }
+    return result;
+  }
+  for (const StencilTerm& term : terms) {
+    result.push_back({term.offset, term.weight});
+    if (term.paired) result.push_back({opposite(term.offset), term.weight});
+  }
+  return result;
+}
+
+Offset Stencil::widths() const {
+  if (star()) return {radius, radius, radius};
+  Offset result{0, 0, 0};
+  for (const StencilTerm& term : terms)
+    for (int axis = 0; axis < 3; ++axis) result[axis] = std::max(result[axis], std::abs(term.offset[axis]));
+  return result;
+}
+
+bool Stencil::reads_direction(const Offset& direction) const {
+  const int moves = (direction[0] != 0) + (direction[1] != 0) + (direction[2] != 0);
+  if (star()) return moves == 1;
+  auto points_that_way = [&](const Offset& offset) {
+    for (int axis = 0; axis < 3; ++axis)
+      if (direction[axis] != 0 && (offset[axis] == 0 || (offset[axis] < 0) != (direction[axis] < 0))) return false;
+    return true;
+  };
+  return moves > 0 && std::any_of(terms.begin(), terms.end(), [&](const StencilTerm& term) {
+           return points_that_way(term.offset) || (term.paired && points_that_way(opposite(term.offset)));
+         });
+}
+
 std::string Stencil::description() const {
-  std::string text = detail::concat("stencil radius ", radius, " with coefficients (");
+  std::string text;
   bool first = true;
-  for (const double value : coefficients()) {
-    char digits[32];
-    const auto end = std::to_chars(digits, digits + sizeof digits, value).ptr;
-    text += (first ? "" : ", ") + std::string(digits, end);
-    first = false;
+  if (star()) {
+    text = detail::concat("stencil radius ", radius, " with coefficients (");
+    for (const double value : coefficients()) text += (first ? "" : ", ") + shortest(value), first = false;
+  } else {
+    text = "stencil of offsets (";
+    for (const auto& [offset, value] : offsets())
+      text += (first ? "" : ", ") + offset_text(offset) + ": " + shortest(value), first = false;
   }
   return text + ")";
 }

@@ -114,6 +114,22 @@ void check_transport_support(std::string_view transport, std::string_view schedu
   if (const std::string why = transport_unavailable(transport); !why.empty()) throw ValueError(why);
 }
 
+int neighbour_towards(MPI_Comm cartesian, int tag) {
+  int dims[3] = {1, 1, 1}, periods[3] = {0, 0, 0}, coords[3] = {0, 0, 0};
+  MPI_Cart_get(cartesian, 3, dims, periods, coords);
+  const Offset direction = tag_direction(tag);
+  for (int axis = 0; axis < 3; ++axis) {
+    coords[axis] += direction[axis];
+    if (coords[axis] < 0 || coords[axis] >= dims[axis]) {
+      if (!periods[axis]) return MPI_PROC_NULL;
+      coords[axis] = (coords[axis] + dims[axis]) % dims[axis];
+    }
+  }
+  int rank = MPI_PROC_NULL;
+  MPI_Cart_rank(cartesian, coords, &rank);
+  return rank;
+}
+
 void deliver_to_self(std::span<const FaceMessage> messages, int self) {
   for (const FaceMessage& message : messages) {
     if (message.neighbour != self) continue;

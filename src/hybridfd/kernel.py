@@ -64,7 +64,8 @@ def apply_padded(
     if region is not None:
         region = _region(region)
     if out is None:
-        shape = tuple(max(n - 2 * stencil.radius, 0) for n in padded.shape)
+        widths = stencil.widths if padded.ndim == 3 else (stencil.radius,) * padded.ndim
+        shape = tuple(max(n - 2 * w, 0) for n, w in zip(padded.shape, widths, strict=True))
         # A padded input of the wrong rank or dtype gets a stand-in: the core names it.
         fits = padded.ndim == 3 and padded.dtype in KERNEL_DTYPES
         out = empty_aligned(shape, padded.dtype) if fits else np.empty(shape, dtype=padded.dtype)

@@ -1,9 +1,15 @@
-"""The reference: a plain numpy star stencil on the whole, undecomposed grid.
+"""The reference: a plain numpy stencil on the whole, undecomposed grid.
 
 Every approach is checked against this. It sums each point's terms in the documented
-order (see :mod:`hybridfd.stencil`: centre, then the pairs x-1/x+1, x-2/x+2, ..., z-r/z+r,
-paired as ``c*(lower + upper)`` for a symmetric stencil), with separate multiplies and
-adds, so for float64 it agrees with the C++ kernel to the last bit.
+order (see :mod:`hybridfd.stencil`: for a star stencil the centre, then the pairs
+x-1/x+1, x-2/x+2, ..., z-r/z+r, paired as ``c*(lower + upper)`` for a symmetric stencil;
+for a general one its :meth:`~hybridfd.Stencil.terms`), with separate multiplies and
+adds, so it agrees with the C++ kernels to the last bit.
+
+Ghosts are padded axis by axis, x, then y, then z, each axis's padding covering the
+ghosts the earlier axes added: a ghost that crosses several periodic boundaries (an edge
+or corner) is multiplied by their Bloch phases one at a time in that order, as the core
+multiplies them.
 """
 
 from __future__ import annotations
@@ -34,18 +40,19 @@ def apply(
     batch = grids if grids.ndim == 4 else grids[np.newaxis]
     if isinstance(periodic, (bool, np.bool_)):
         periodic = (bool(periodic),) * 3
-    r = stencil.radius
     if phases is not None:
         phases = np.asarray(phases, dtype=complex)
         if phases.shape != (3, 2) or not np.iscomplexobj(batch):
             raise ValueError(f"phases must have shape (3, 2) and grids be complex, got {phases.shape}, {batch.dtype}")
     padded = batch
-    for axis, wrap in enumerate(periodic):
+    for axis, (wrap, w) in enumerate(zip(periodic, stencil.widths, strict=True)):
+        if w == 0:
+            continue
         widths = [(0, 0)] * 4
-        widths[axis + 1] = (r, r)
+        widths[axis + 1] = (w, w)
         padded = np.pad(padded, widths, mode="wrap" if wrap else "constant")
         if wrap and phases is not None:
-            for side, ghosts in ((0, slice(0, r)), (1, slice(-r, None))):
+            for side, ghosts in ((0, slice(0, w)), (1, slice(-w, None))):
                 index = [slice(None)] * 4
                 index[axis + 1] = ghosts
                 padded[tuple(index)] = _times(phases[axis, side], padded[tuple(index)])
@@ -66,9 +73,10 @@ def _times(phase: complex, values: np.ndarray) -> np.ndarray:
 
 
 def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
-    """The stencil on grids already padded with ``r`` ghost layers per side.
+    """The stencil on grids already padded with ``widths`` ghost layers per side.
 
-    ``padded`` is (..., nx+2r, ny+2r, nz+2r); returns (..., nx, ny, nz).
+    ``padded`` is (..., nx+2wx, ny+2wy, nz+2wz) (``r`` on every axis for a star stencil,
+    see :attr:`~hybridfd.Stencil.widths`); returns (..., nx, ny, nz).
     """
     r = stencil.radius
     padded = np.asarray(padded)
@@ -79,6 +87,9 @@ def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
         index[axis] = slice(r + offset, padded.shape[axis - 3] - r + offset)
         return padded[(..., *index)]
 
+    if not stencil.is_star:
+        return _general(stencil, padded)
+
     out = stencil.centre * shifted(0, 0)
     minus, plus = stencil.minus, stencil.plus
     for axis in range(3):
@@ -88,4 +99,22 @@ def apply_padded(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
             else:
                 out += minus[axis, d - 1] * shifted(axis, -d)
                 out += plus[axis, d - 1] * shifted(axis, d)
+    return out
+
+
+def _general(stencil: Stencil, padded: np.ndarray) -> np.ndarray:
+    """A general stencil's terms, summed from the first term's value."""
+    shape = padded.shape[-3:]
+
+    def at(offset: tuple[int, int, int]) -> np.ndarray:
+        index = tuple(slice(w + d, n - w + d) for w, d, n in zip(stencil.widths, offset, shape, strict=True))
+        return padded[(..., *index)]
+
+    values = (
+        weight * (at(offset) + at(tuple(-d for d in offset))) if paired else weight * at(offset)
+        for offset, weight, paired in stencil.terms()
+    )
+    out = next(values)
+    for term in values:
+        out = out + term
     return out

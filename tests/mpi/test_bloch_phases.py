@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from _cases import batch_of
+from _cases import batch_of, stencil_of
 from mpi4py import MPI
 
 import hybridfd as hf
@@ -26,6 +26,10 @@ CASES = [
     # z and y cut, every axis phased: overlap-xy phases its z faces before the interior
     # and its y faces after it.
     ((True, True, True), 2, (9, 10, 16), (1, 2, SIZE // 2) if SIZE >= 4 else (1, 1, SIZE)),
+    # A general stencil: edge and corner ghosts cross two or three periodic boundaries
+    # and take the product of their phases.
+    ((True, True, True), ("general", 2), (10, 9, 11), None),
+    ((True, False, True), ("general", 1), (9, 12, 10), (1, 1, SIZE)),
 ]
 
 
@@ -50,12 +54,14 @@ def general(seed: int, periodic: tuple[bool, bool, bool]) -> np.ndarray:
 def prepared(case: tuple, seed: int) -> tuple:
     periodic, radius, shape, grid = case
     dec = hf.Decomposition(hf.Domain(shape, periodic=periodic, dtype="complex128"), MPI.COMM_WORLD, grid=grid)
-    stencil = hf.Stencil.from_coefficients(np.random.default_rng(seed).uniform(-1, 1, 1 + 6 * radius))
+    stencil = stencil_of(seed, radius)
     full = batch_of((GRIDS, *shape), "complex128", seed)
     return dec, stencil, full, dec.scatter(full if dec.comm.rank == 0 else None)
 
 
-@pytest.mark.parametrize("case", CASES, ids=["PPP-auto", "PNP-x-slabs", "PPN-z-slabs", "PPP-y-z-cut"])
+@pytest.mark.parametrize(
+    "case", CASES, ids=["PPP-auto", "PNP-x-slabs", "PPN-z-slabs", "PPP-y-z-cut", "PPP-general", "PNP-general-z-slabs"]
+)
 @pytest.mark.parametrize("kind", ["bloch", "general"])
 def test_phases_match_reference(comm, case, kind):
     dec, stencil, full, local = prepared(case, seed=3)

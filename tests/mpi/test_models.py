@@ -22,6 +22,7 @@ BATCHES = (1, 3, GRIDS)
 # even splits; (25, 13, 26) on 4 ranks gives boxes of 13 and 12 x-planes, so 3 or 4
 # threads get slabs thinner than the radius 3 reaches.
 CASES = [
+    ("complex128", (True, True, False), ("general", 2), (25, 13, 26)),
     ("float64", (True, False, True), 2, (25, 13, 26)),
     ("complex128", (False, True, False), 1, (25, 13, 26)),
     ("complex128", (True, True, True), 3, (25, 13, 26)),

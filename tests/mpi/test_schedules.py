@@ -17,8 +17,11 @@ GRIDS = 7  # with batch 2 or 3 and every slope, the last batch is clipped
 BATCHES = (1, 2, 3, GRIDS)
 SLOPES = ((0, "geometric"), (1, "geometric"), (2, "geometric"), (1, "linear"), (2, "linear"))
 # (dtype, periodic, radius, shape): both dtypes, periodic and not per axis, radius 1..3,
-# uneven and even splits (24 divides by 1, 2, 3, 4 and 8 ranks).
+# uneven and even splits (24 divides by 1, 2, 3, 4 and 8 ranks), star stencils and
+# general ones that read every edge and corner of the halo.
 CASES = [
+    ("complex128", (True, False, True), ("general", 2), (25, 13, 26)),
+    ("float64", (False, True, True), ("general", 1), (24, 24, 24)),
     ("float64", (True, False, True), 2, (25, 13, 26)),
     ("complex128", (False, True, False), 2, (25, 13, 26)),
     ("float64", (False, False, False), 1, (25, 13, 26)),

@@ -79,6 +79,10 @@ class Decomposition {
   const Box& local_box() const { return local_box_; }
   // Neighbour ranks along an axis, {lower, upper}; MPI_PROC_NULL at a non-periodic edge.
   std::array<int, 2> neighbours(int axis) const { return neighbours_[axis]; }
+  // The rank whose box lies next to this rank's in `direction` (each component -1, 0 or
+  // 1): an edge or corner neighbour when two or three components move. MPI_PROC_NULL
+  // where the direction leaves the domain along a non-periodic axis.
+  int neighbour(const std::array<int, 3>& direction) const;
 
  private:
   // Creates the Cartesian communicator from comm (ranks already in row-major order).

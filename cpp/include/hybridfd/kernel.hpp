@@ -21,15 +21,28 @@ class ThreadTeam;
 //   x_ghosts[s]: row (i, y) of ghost plane i (box x = i - r below, nx + i above), 0 <= y < ny
 //   y_ghosts[s]: row (x, j) of ghost row j (box y = j - r below, ny + j above), 0 <= x < nx
 //   z_ghosts[s]: the r points beyond row (x, y)'s lower/upper end, in z order
-// A star stencil reads no edge or corner ghosts, so nothing else is ever read.
+// Each face block is in its own coordinates: its extent is w_a (the plan's widths) along
+// its axis and the box's along the others. A star stencil reads no edge or corner
+// ghosts, so for it nothing else is ever read. A general stencil's edge and corner
+// blocks (halo_plan.hpp) are in `edges`, by tag - 6, in their own coordinates the same
+// way; those of directions the plan does not exchange are never read.
 struct BoxInput {
   Rows box;
   std::array<Rows, 2> x_ghosts;
   std::array<Rows, 2> y_ghosts;
   std::array<Rows, 2> z_ghosts;
+  std::array<Rows, halo_directions - 6> edges{};
+  // The block of direction tag `tag` (0..25).
+  const Rows& block(int tag) const {
+    if (tag >= 6) return edges[static_cast<std::size_t>(tag - 6)];
+    const auto side = static_cast<std::size_t>(tag % 2);
+    return tag < 2 ? x_ghosts[side] : tag < 4 ? y_ghosts[side] : z_ghosts[side];
+  }
+  Rows& block(int tag) { return const_cast<Rows&>(static_cast<const BoxInput&>(*this).block(tag)); }
 };
 
-// The BoxInput of a grid held padded with r ghost layers per side, as `plan` describes.
+// The BoxInput of a grid held padded with w_a ghost layers on both sides of each axis
+// a, as `plan` describes (every direction of the plan).
 BoxInput padded_input(const HaloPlan& plan, const double* padded);
 
 // Applies `stencil` at the points of `region` (box coordinates) of the box `input`

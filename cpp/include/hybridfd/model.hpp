@@ -33,9 +33,11 @@ struct ModelContext {
   PhaseTimes* phase_times = nullptr;  // where compute steps add their times
   Tracer* tracer = nullptr;           // one buffer per thread; records when it is on
 
-  // Six messages per batch, two batches in flight (double buffering), each message at
-  // most the largest face of a full batch.
-  TransportLimits transport_limits() const { return {6, 2, plan->max_face_lanes() * batches.batch}; }
+  // A message per direction of the halo per batch, two batches in flight (double
+  // buffering), each message at most the largest face of a full batch.
+  TransportLimits transport_limits() const {
+    return {static_cast<int>(plan->faces().size()), 2, plan->max_face_lanes() * batches.batch, plan->directions()};
+  }
 };
 
 class Model {

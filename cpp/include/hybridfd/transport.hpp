@@ -4,6 +4,7 @@
 
 #include <mpi.h>
 
+#include <bit>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -50,7 +51,18 @@ struct TransportLimits {
   int max_messages = 6;        // messages per start()
   int max_in_flight = 2;       // batches started and not yet finished
   std::int64_t max_lanes = 0;  // float64 lanes of the largest message
+  // The directions messages travel in, bit t for tag t (halo_plan.hpp: the six faces, and
+  // a general stencil's edges and corners); the same on every rank.
+  std::uint32_t directions = 0b111111;
+  int direction_count() const { return std::popcount(directions); }
+  // The place of tag `tag` among the directions, 0..direction_count()-1.
+  int direction_index(int tag) const { return std::popcount(directions & ((std::uint32_t{1} << tag) - 1)); }
 };
+
+// The rank next to this one, in the Cartesian communicator `cartesian` (or a duplicate of
+// it), in the direction of tag `tag` (halo_plan.hpp); MPI_PROC_NULL beyond a
+// non-periodic edge.
+int neighbour_towards(MPI_Comm cartesian, int tag);
 
 // Collective over comm for a transport whose traits say collective_setup (the one-sided
 // ones make an MPI window). Throws ValueError naming the transport and listing the known

@@ -13,6 +13,7 @@
 #include "compute_stand_in.hpp"
 #include "hybridfd/errors.hpp"
 #include "hybridfd/thread_team.hpp"
+#include "offsets_sweep.hpp"
 #include "sweep_choice.hpp"
 
 namespace hybridfd {
@@ -43,7 +44,7 @@ void set_compute_stand_in(ComputeStandIn stand_in) { compute_stand_in = stand_in
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput& input, const Region& region,
                    double* out, bool from_memory) {
-  if (stencil.radius != plan.radius()) throw ValueError("stencil radius differs from the halo plan's radius");
+  if (stencil.widths() != plan.widths()) throw ValueError("stencil widths differ from the halo plan's widths");
 #if defined(HYBRIDFD_SMPI)
   if (compute_stand_in != nullptr) [[unlikely]] {
     compute_stand_in(stencil, region.points() * plan.lanes_per_point());
@@ -51,6 +52,7 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
   }
 #endif
   if (region.points() == 0) return;
+  if (!stencil.star()) return kernel::sweep_offsets(stencil, plan, input, region, out);
   const kernel::Sweep sweep = kernel::choose_sweep(plan, input, region, out, from_memory);
   sweep_region(sweep, stencil, plan, input, region, out);
 #if defined(__AVX__)
@@ -61,17 +63,17 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
 }
 
 BoxInput padded_input(const HaloPlan& plan, const double* padded) {
-  const std::int64_t r = plan.radius(), lanes = plan.lanes_per_point();
-  const Index3& n = plan.extent();
+  const std::int64_t lanes = plan.lanes_per_point();
+  const Offset& w = plan.widths();
   const Index3& p = plan.padded_extent();
   const std::int64_t stride_y = p[2] * lanes, stride_x = p[1] * stride_y;
-  const auto at = [&](std::int64_t x, std::int64_t y, std::int64_t z) {
-    return Rows{padded + x * stride_x + y * stride_y + z * lanes, stride_x, stride_y};
+  const auto at = [&](const Index3& begin) {
+    return Rows{padded + begin[0] * stride_x + begin[1] * stride_y + begin[2] * lanes, stride_x, stride_y};
   };
-  return {.box = at(r, r, r),
-          .x_ghosts = {at(0, r, r), at(n[0] + r, r, r)},
-          .y_ghosts = {at(r, 0, r), at(r, n[1] + r, r)},
-          .z_ghosts = {at(r, r, 0), at(r, r, n[2] + r)}};
+  BoxInput input;
+  input.box = at({w[0], w[1], w[2]});
+  for (const Face& face : plan.faces()) input.block(face.send_tag) = at(face.ghost.begin);
+  return input;
 }
 
 void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* padded, const Region& region,
@@ -81,7 +83,7 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const double* p
 
 void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, const ArrayRef& out,
                              const std::optional<Region>& region, int threads, std::optional<bool> from_memory) {
-  Stencil::check_radius(stencil.radius);
+  if (stencil.star()) Stencil::check_radius(stencil.radius);
   const ScalarType type = scalar_type_from_name(padded.dtype);
   if (out.dtype != padded.dtype)
     throw TypeError(detail::concat("output dtype ", out.dtype, " differs from the padded input's ", padded.dtype));
@@ -90,19 +92,21 @@ void apply_stencil_to_padded(const Stencil& stencil, const ArrayRef& padded, con
         detail::concat("padded input and output must be 3-D, got ", padded.ndim, "-D and ", out.ndim, "-D"));
   const std::int64_t item = type == ScalarType::complex128 ? 16 : 8;
   Index3 extent{};
+  const Offset widths = stencil.widths();
   for (int axis = 0; axis < 3; ++axis) {
     extent[axis] = out.shape[axis];
-    if (padded.shape[axis] != extent[axis] + 2 * stencil.radius)
+    if (padded.shape[axis] != extent[axis] + 2 * widths[axis])
       throw ValueError(detail::concat("padded input has shape ", detail::tuple_text(padded.shape, 3), "; output shape ",
-                                      detail::tuple_text(out.shape, 3), " with radius ", stencil.radius,
-                                      " needs the output's shape plus ", 2 * stencil.radius, " on every axis"));
+                                      detail::tuple_text(out.shape, 3), " with ghost widths ",
+                                      detail::tuple_text(widths), " needs the output's shape plus (", 2 * widths[0],
+                                      ", ", 2 * widths[1], ", ", 2 * widths[2], ")"));
   }
   for (const ArrayRef* array : {&padded, &out})
     if (!array->c_contiguous(item))
       throw ValueError(detail::concat(array == &out ? "output" : "padded input", " is not C-contiguous: strides ",
                                       detail::tuple_text(array->strides, 3), " bytes"));
   if (!out.writable) throw ValueError("output array is read-only");
-  const HaloPlan plan(extent, stencil.radius, lanes_per_point(type));
+  const HaloPlan plan(extent, stencil, lanes_per_point(type));
   const auto* padded_begin = static_cast<const char*>(padded.data);
   const auto* out_begin = static_cast<const char*>(out.data);
   if (padded_begin < out_begin + plan.grid_lanes() * 8 && out_begin < padded_begin + plan.padded_lanes() * 8)

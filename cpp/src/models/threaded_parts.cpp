@@ -35,7 +35,10 @@ class ThreadedParts final : public Transport {
     for (const FaceMessage& message : messages) {
       if (message.neighbour == MPI_PROC_NULL || message.neighbour == rank_) continue;
       if (message.lanes < threads * minimum_part_lanes) {
-        parts[static_cast<std::size_t>((message.send_tag / 2) % threads)].push_back(message);
+        // Both ends of a pair of messages pick the same thread: a pair's tags are a
+        // direction and its opposite.
+        const int pair = std::min(message.send_tag, message.receive_tag);
+        parts[static_cast<std::size_t>((pair / 2) % threads)].push_back(message);
         continue;
       }
       for (std::int64_t thread = 0; thread < threads; ++thread) {

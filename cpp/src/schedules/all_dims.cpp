@@ -13,7 +13,7 @@ class AllDims final : public Schedule {
 
   void apply(const double* in, double* out, std::int64_t grids) override {
     detail::for_each_batch(buffers_.context().batches, grids, [&](std::int64_t first, std::int64_t count) {
-      buffers_.wait(buffers_.post(0, in, first, count, detail::all_axes));
+      buffers_.wait(buffers_.post(0, in, first, count, detail::every_direction));
       buffers_.compute_batch(0, in, out, first, count);
     });
   }

@@ -35,9 +35,10 @@
 
 namespace hybridfd::detail {
 
-inline constexpr std::array<int, 3> all_axes{0, 1, 2};
-// Sets of axes as bits (axis a is bit a).
-inline constexpr unsigned every_axis = 0b111, no_axis = 0;
+// Sets of the plan's directions (halo_plan.hpp; bit t: tag t).
+inline constexpr DirectionSet every_direction = hybridfd::every_direction, no_direction = 0;
+// The pure z faces: what a z-whole interior reads beyond the box (overlap-xy).
+inline constexpr DirectionSet z_faces = 0b110000;
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -65,9 +66,9 @@ class BatchBuffers {
  public:
   // What compute() does with each grid of a batch.
   struct Step {
-    std::span<const Region> regions;     // what to compute, in box coordinates
-    unsigned arrived_axes = every_axis;  // the axes whose messages from other ranks have
-                                         // arrived: the regions read no other rank's ghosts
+    std::span<const Region> regions;         // what to compute, in box coordinates
+    DirectionSet arrived = every_direction;  // the directions whose messages from other ranks
+                                             // have arrived: the regions read no others
   };
 
   // `message_sets` independent sets of send and receive buffers (double buffering has
@@ -83,7 +84,7 @@ class BatchBuffers {
         whole_box_{Region{{0, 0, 0}, plan_.extent()}},
         send_(static_cast<std::size_t>(message_sets)),
         receive_(static_cast<std::size_t>(message_sets)),
-        phased_axes_(static_cast<std::size_t>(message_sets), no_axis),
+        phased_(static_cast<std::size_t>(message_sets), no_direction),
         set_batch_(static_cast<std::size_t>(message_sets), -1) {
     const Index3& n = plan_.extent();
     const std::int64_t lanes = plan_.lanes_per_point();
@@ -91,7 +92,9 @@ class BatchBuffers {
     // end; with a Bloch phase they need a phased copy (complex grids only), in a slot of
     // their own.
     std::int64_t message_lanes = 0, self_lanes = 0;
-    for (int index = 0; index < 6; ++index) {
+    slot_.resize(plan_.faces().size());
+    messages_.resize(plan_.faces().size());
+    for (std::size_t index = 0; index < plan_.faces().size(); ++index) {
       const Face& face = plan_.faces()[index];
       const std::int64_t slot = face.lanes * context.batches.batch;
       if (remote(face))
@@ -124,34 +127,34 @@ class BatchBuffers {
   const ScheduleContext& context() const { return context_; }
   std::span<const Region> whole_box() const { return whole_box_; }
 
-  // Packs the faces of `axes` of input grids first..first+count-1 (each face's grids one
-  // after another, so one message per neighbour carries the whole batch) and lists the
-  // messages. With parallel_pack the team shares the copying.
-  template <std::size_t Axes>
-  std::array<FaceMessage, 2 * Axes> pack(int set, const double* in, std::int64_t first, std::int64_t count,
-                                         const std::array<int, Axes>& axes) {
+  // Packs the faces of `directions` of input grids first..first+count-1 (each face's
+  // grids one after another, so one message per neighbour carries the whole batch) and
+  // lists the messages. With parallel_pack the team shares the copying.
+  std::span<const FaceMessage> pack(int set, const double* in, std::int64_t first, std::int64_t count,
+                                    DirectionSet directions) {
     const int batch = tracing() ? number_batch(set, first) : -1;
-    std::array<FaceMessage, 2 * Axes> messages;
-    for (std::size_t next = 0; next < 2 * Axes; ++next) {
-      const int index = 2 * axes[next / 2] + static_cast<int>(next % 2);
+    std::size_t listed = 0;
+    for (std::size_t index = 0; index < plan_.faces().size(); ++index) {
       const Face& face = plan_.faces()[index];
+      if (!(directions & (DirectionSet{1} << face.send_tag))) continue;
       // A face to this rank itself is no message: its ghosts are read from the grid's
       // other end (input_of).
-      messages[next] = {remote(face) ? face.neighbour : MPI_PROC_NULL,
-                        send(set, index),
-                        receive(set, index),
-                        face.lanes * count,
-                        face.send_tag,
-                        face.receive_tag};
+      chosen_[listed] = index;
+      messages_[listed++] = {remote(face) ? face.neighbour : MPI_PROC_NULL,
+                             send(set, index),
+                             receive(set, index),
+                             face.lanes * count,
+                             face.send_tag,
+                             face.receive_tag};
     }
     // Units of work: one face of one grid, numbered face-major.
-    const std::int64_t units = static_cast<std::int64_t>(2 * Axes) * count;
+    const auto units = static_cast<std::int64_t>(listed) * count;
     auto copy = [&](int thread) {
       const TraceSpan span(context_.tracer, context_.trace_thread + thread, TraceKind::pack, batch);
       const int threads = context_.team.parallel_pack ? context_.team.threads() : 1;
       for (std::int64_t unit = units * thread / threads; unit < units * (thread + 1) / threads; ++unit) {
-        const std::int64_t next = unit / count, k = unit % count;
-        const int index = 2 * axes[next / 2] + static_cast<int>(next % 2);
+        const std::size_t index = chosen_[static_cast<std::size_t>(unit / count)];
+        const std::int64_t k = unit % count;
         const Face& face = plan_.faces()[index];
         if (remote(face)) plan_.pack(face, in + (first + k) * plan_.grid_lanes(), send(set, index) + k * face.lanes);
       }
@@ -161,18 +164,17 @@ class BatchBuffers {
     else
       copy(0);
     std::int64_t packed = 0;
-    for (const FaceMessage& message : messages)
-      if (message.neighbour != MPI_PROC_NULL) packed += message.lanes;
+    for (std::size_t next = 0; next < listed; ++next)
+      if (messages_[next].neighbour != MPI_PROC_NULL) packed += messages_[next].lanes;
     charge_packing(packed);
-    return messages;
+    return {messages_.data(), listed};
   }
 
-  // Packs the faces of `axes` of grids first..first+count-1 and starts their messages
-  // (the papers' "post"); returns the transport's ticket.
-  template <std::size_t Axes>
-  int post(int set, const double* in, std::int64_t first, std::int64_t count, const std::array<int, Axes>& axes) {
-    const auto messages = pack(set, in, first, count, axes);
-    for (const int axis : axes) phased_axes_[static_cast<std::size_t>(set)] &= ~(1u << axis);
+  // Packs the faces of `directions` of grids first..first+count-1 and starts their
+  // messages (the papers' "post"); returns the transport's ticket.
+  int post(int set, const double* in, std::int64_t first, std::int64_t count, DirectionSet directions) {
+    const auto messages = pack(set, in, first, count, directions);
+    phased_[static_cast<std::size_t>(set)] &= ~directions;
     const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::post, batch_of_set(set));
     const int ticket = context_.transport->start(messages);
     if (tracing()) ticket_batch_[next_ticket_++ % ticket_batch_.size()] = {ticket, batch_of_set(set)};
@@ -195,7 +197,7 @@ class BatchBuffers {
     const ScheduleContext& context = context_;
     const auto start = std::chrono::steady_clock::now();
     const int batch = batch_of_set(set);
-    prepare_ghosts(set, in, first, count, step.arrived_axes, batch);
+    prepare_ghosts(set, in, first, count, step.arrived, batch);
     auto work = [&](int thread) {
       const bool master = thread == 0;
       const int trace_thread = context.trace_thread + thread;
@@ -252,59 +254,58 @@ class BatchBuffers {
   // neighbour: GPAW's zero boundary).
   BoxInput input_of(int set, std::int64_t k, const double* grid) {
     const Index3& n = plan_.extent();
-    const std::int64_t r = plan_.radius(), lanes = plan_.lanes_per_point();
+    const std::int64_t lanes = plan_.lanes_per_point();
     const std::int64_t row = n[2] * lanes, stride_x = n[1] * row;
-    const Rows box{grid, stride_x, row};
-    // A face's ghosts in C order, as a message carries them: (r, ny, nz) for x, (nx, r,
-    // nz) for y, (nx, ny, r) for z.
-    const std::array<Rows, 3> message_layout{Rows{nullptr, n[1] * row, row}, Rows{nullptr, r * row, row},
-                                             Rows{nullptr, n[1] * r * lanes, r * lanes}};
-    // This rank's other end along each axis: below the box lie its last r planes, rows
-    // or points; above it, its first.
-    const std::array<std::int64_t, 3> last_r{(n[0] - r) * stride_x, (n[1] - r) * row, (n[2] - r) * lanes};
-    std::array<std::array<Rows, 2>, 3> ghosts;
-    for (int axis = 0; axis < 3; ++axis)
-      for (int side = 0; side < 2; ++side) {
-        const int index = 2 * axis + side;
-        const Face& face = plan_.faces()[index];
-        Rows& rows = ghosts[static_cast<std::size_t>(axis)][static_cast<std::size_t>(side)];
-        if (remote(face)) {
-          rows = message_layout[static_cast<std::size_t>(axis)];
-          rows.first = receive(set, index) + k * face.lanes;
-        } else if (face.neighbour == context_.rank && face.phased) {
-          rows = message_layout[static_cast<std::size_t>(axis)];
-          rows.first = self_phased(index) + k * face.lanes;
-        } else if (face.neighbour == context_.rank) {
-          rows = {grid + (side == 0 ? last_r[static_cast<std::size_t>(axis)] : 0), stride_x, row};
-        } else {
-          rows = {zeros_.data(), 0, 0};
-        }
+    BoxInput input;
+    input.box = {grid, stride_x, row};
+    for (std::size_t index = 0; index < plan_.faces().size(); ++index) {
+      const Face& face = plan_.faces()[index];
+      Rows& rows = input.block(face.send_tag);
+      // A block's ghosts in C order, as a message carries them.
+      const Index3& e = face.ghost.extent;
+      const Rows message_layout{nullptr, e[1] * e[2] * lanes, e[2] * lanes};
+      if (remote(face)) {
+        rows = message_layout;
+        rows.first = receive(set, index) + k * face.lanes;
+      } else if (face.neighbour == context_.rank && face.phased) {
+        rows = message_layout;
+        rows.first = self_phased(index) + k * face.lanes;
+      } else if (face.neighbour == context_.rank) {
+        // This rank's other end: what it sends the opposite way.
+        const Region& source = plan_.faces()[plan_.opposite(index)].send;
+        const Offset& w = plan_.widths();
+        rows = {grid + (source.begin[0] - w[0]) * stride_x + (source.begin[1] - w[1]) * row +
+                    (source.begin[2] - w[2]) * lanes,
+                stride_x, row};
+      } else {
+        rows = {zeros_.data(), 0, 0};
       }
-    return {box, ghosts[0], ghosts[1], ghosts[2]};
+    }
+    return input;
   }
 
   // Ghosts that need work before the stencil reads them: received faces with a Bloch
   // phase are multiplied by it in place, once per batch; faces to this rank itself with a
   // phase are copied, phased, from the grids' other ends. Done by the calling thread
   // before the team computes (face-sized work).
-  void prepare_ghosts(int set, const double* in, std::int64_t first, std::int64_t count, unsigned arrived_axes,
+  void prepare_ghosts(int set, const double* in, std::int64_t first, std::int64_t count, DirectionSet arrived,
                       int batch) {
     bool any = false;
     for (const Face& face : plan_.faces()) any = any || face.phased;
     if (!any) return;
     const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::unpack, batch);
-    for (int index = 0; index < 6; ++index) {
+    for (std::size_t index = 0; index < plan_.faces().size(); ++index) {
       const Face& face = plan_.faces()[index];
       if (!face.phased) continue;
-      const unsigned axis = 1u << (index / 2);
-      if (remote(face) && (arrived_axes & ~phased_axes_[static_cast<std::size_t>(set)] & axis))
+      const DirectionSet direction = DirectionSet{1} << face.send_tag;
+      if (remote(face) && (arrived & ~phased_[static_cast<std::size_t>(set)] & direction))
         plan_.apply_phase(face, receive(set, index), count);
       else if (face.neighbour == context_.rank)
         for (std::int64_t k = 0; k < count; ++k)
-          plan_.ghosts_from_grid(face, plan_.faces()[index ^ 1], in + (first + k) * plan_.grid_lanes(),
+          plan_.ghosts_from_grid(face, plan_.faces()[plan_.opposite(index)], in + (first + k) * plan_.grid_lanes(),
                                  self_phased(index) + k * face.lanes);
     }
-    phased_axes_[static_cast<std::size_t>(set)] |= arrived_axes;
+    phased_[static_cast<std::size_t>(set)] |= arrived;
   }
 
   // Whether a face's ghosts come in a message from another rank.
@@ -332,17 +333,19 @@ class BatchBuffers {
   // A face's slot; only a face that carries a message (send, receive) or, complex, whose
   // neighbour is this rank (self_phased) has one, and only such a slot is ever read or
   // written (the others' messages go to MPI_PROC_NULL).
-  double* send(int set, int face) { return send_[set].data() + slot_[face]; }
-  double* self_phased(int face) { return self_phased_.data() + slot_[face]; }
-  double* receive(int set, int face) { return receive_[set].data() + slot_[face]; }
+  double* send(int set, std::size_t face) { return send_[static_cast<std::size_t>(set)].data() + slot_[face]; }
+  double* self_phased(std::size_t face) { return self_phased_.data() + slot_[face]; }
+  double* receive(int set, std::size_t face) { return receive_[static_cast<std::size_t>(set)].data() + slot_[face]; }
 
   ScheduleContext context_;
   const HaloPlan& plan_;
-  std::array<std::int64_t, 6> slot_{};  // per face: its slot's first lane (its lanes x largest batch)
+  std::vector<std::int64_t> slot_;                     // per face: its slot's first lane (its lanes x largest batch)
+  std::vector<FaceMessage> messages_;                  // the messages of the latest pack
+  std::array<std::size_t, halo_directions> chosen_{};  // their faces' indices
   std::array<Region, 1> whole_box_;
   std::vector<Lanes> send_;
   std::vector<Lanes> receive_;
-  std::vector<unsigned> phased_axes_;                         // per set: axes whose received faces carry their phases
+  std::vector<DirectionSet> phased_;                          // per set: received blocks that carry their phases
   std::vector<double> zeros_;                                 // a row of zeros: the ghosts beyond a non-periodic edge
   Lanes self_phased_;                                         // phased ghosts of faces to this rank itself
   std::vector<std::pair<std::int64_t, std::int64_t>> slabs_;  // per thread: its x-planes [begin, end)

@@ -14,7 +14,7 @@ class DoubleBuffered final : public Schedule {
     if (grids == 0) return;
     const ScheduleContext& context = buffers_.context();
     auto post = [&](int set, std::int64_t first, std::int64_t count) {
-      return buffers_.post(set, in, first, count, detail::all_axes);
+      return buffers_.post(set, in, first, count, detail::every_direction);
     };
     int index = 0, set = 0;
     std::int64_t first = 0;

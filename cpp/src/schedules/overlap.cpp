@@ -21,25 +21,22 @@ class Overlap final : public Schedule {
   Overlap(const ScheduleContext& context, bool rows_whole) : buffers_(context, 1) {
     const HaloPlan& plan = *context.plan;
     const Index3& n = plan.extent();
-    const std::int64_t r = plan.radius();
-    // An axis whose ghosts come from another rank is "remote"; the ghosts of the others
-    // (a neighbour that is this rank itself, or none) are there from the start (the
-    // grid's other end, or zeros), so the interior may span those axes whole: long rows,
-    // few shell slabs.
-    bool remote[3];
-    for (int axis = 0; axis < 3; ++axis) {
-      remote[axis] = false;
-      for (int side = 0; side < 2; ++side) {
-        const int neighbour = plan.faces()[2 * axis + side].neighbour;
-        remote[axis] = remote[axis] || (neighbour != MPI_PROC_NULL && neighbour != context.rank);
-      }
-    }
+    const Offset& w = plan.widths();
+    // An axis along which some block's ghosts come from another rank is "remote"; the
+    // ghosts of the others (a neighbour that is this rank itself, or none) are there from
+    // the start (the grid's other end, or zeros), so the interior may span those axes
+    // whole: long rows, few shell slabs.
+    bool remote[3] = {false, false, false};
+    for (const Face& face : plan.faces())
+      for (int axis = 0; axis < 3; ++axis)
+        remote[axis] = remote[axis] ||
+                       (face.direction[axis] != 0 && face.neighbour != MPI_PROC_NULL && face.neighbour != context.rank);
     // The axes whose faces the interior waits for: with rows_whole, a remote z.
     z_first_ = rows_whole && remote[2];
     const bool cut[3] = {remote[0], remote[1], remote[2] && !z_first_};
     Region core = buffers_.whole_box()[0];
     for (int axis = 0; axis < 3; ++axis)
-      if (cut[axis]) core.begin[axis] = r, core.extent[axis] = n[axis] - 2 * r;
+      if (cut[axis]) core.begin[axis] = w[axis], core.extent[axis] = n[axis] - 2 * w[axis];
     if (core.extent[0] <= 0 || core.extent[1] <= 0 || core.extent[2] <= 0) {
       shell_[shell_regions_++] = buffers_.whole_box()[0];  // no interior: all waits for halos
       return;
@@ -51,11 +48,11 @@ class Overlap final : public Schedule {
     for (int axis = 0; axis < 3; ++axis) {
       if (!cut[axis]) continue;
       Region low = rest, high = rest;
-      low.extent[axis] = high.extent[axis] = r;
-      high.begin[axis] = n[axis] - r;
+      low.extent[axis] = high.extent[axis] = w[axis];
+      high.begin[axis] = n[axis] - w[axis];
       shell_[shell_regions_++] = low;
       shell_[shell_regions_++] = high;
-      rest.begin[axis] = r, rest.extent[axis] = n[axis] - 2 * r;
+      rest.begin[axis] = w[axis], rest.extent[axis] = n[axis] - 2 * w[axis];
     }
   }
 
@@ -66,14 +63,14 @@ class Overlap final : public Schedule {
     detail::for_each_batch(context.batches, grids, [&](std::int64_t first, std::int64_t count) {
       if (z_first_) {
         // z's messages start first, so that they are the first to arrive.
-        const int z_ticket = buffers_.post(0, in, first, count, std::array<int, 1>{2});
-        const int ticket = buffers_.post(0, in, first, count, std::array<int, 2>{0, 1});
+        const int z_ticket = buffers_.post(0, in, first, count, detail::z_faces);
+        const int ticket = buffers_.post(0, in, first, count, detail::every_direction & ~detail::z_faces);
         buffers_.wait(z_ticket);
-        buffers_.compute(0, in, out, first, count, {.regions = interior, .arrived_axes = 1u << 2}, ticket);
+        buffers_.compute(0, in, out, first, count, {.regions = interior, .arrived = detail::z_faces}, ticket);
         buffers_.wait(ticket);
       } else {
-        const int ticket = buffers_.post(0, in, first, count, detail::all_axes);
-        buffers_.compute(0, in, out, first, count, {.regions = interior, .arrived_axes = detail::no_axis}, ticket);
+        const int ticket = buffers_.post(0, in, first, count, detail::every_direction);
+        buffers_.compute(0, in, out, first, count, {.regions = interior, .arrived = detail::no_direction}, ticket);
         buffers_.wait(ticket);
       }
       buffers_.compute(0, in, out, first, count, shells);

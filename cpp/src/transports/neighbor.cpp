@@ -21,12 +21,11 @@
 
 #include "../format.hpp"
 #include "hybridfd/errors.hpp"
+#include "hybridfd/halo_plan.hpp"
 #include "hybridfd/transport.hpp"
 
 namespace hybridfd {
 namespace {
-
-constexpr int directions = 6;  // face tags: 2 * axis + (1 if travelling up)
 
 bool same(const FaceMessage& a, const FaceMessage& b) {
   return a.neighbour == b.neighbour && a.send == b.send && a.receive == b.receive && a.lanes == b.lanes &&
@@ -65,18 +64,16 @@ class Neighbor final : public Transport {
     if (topology != MPI_CART)
       throw ValueError("transport 'neighbor' needs the Cartesian communicator of a Decomposition");
     MPI_Comm_rank(comm, &rank_);
-    int dimensions = 0;
-    MPI_Cartdim_get(comm, &dimensions);
-    for (int axis = 0; axis < dimensions; ++axis) {
-      int lower = MPI_PROC_NULL, upper = MPI_PROC_NULL;
-      MPI_Cart_shift(comm, axis, 1, &lower, &upper);
-      for (int neighbour : {lower, upper})
-        if (neighbour != MPI_PROC_NULL && neighbour != rank_ &&
-            std::find(neighbours_.begin(), neighbours_.end(), neighbour) == neighbours_.end())
-          neighbours_.push_back(neighbour);
+    for (int tag = 0; tag < halo_directions; ++tag) {
+      if (!(limits.directions & (std::uint32_t{1} << tag))) continue;
+      const int neighbour = neighbour_towards(comm, tag);
+      if (neighbour != MPI_PROC_NULL && neighbour != rank_ &&
+          std::find(neighbours_.begin(), neighbours_.end(), neighbour) == neighbours_.end())
+        neighbours_.push_back(neighbour);
     }
     std::sort(neighbours_.begin(), neighbours_.end());
-    // Symmetric: a Cartesian neighbour's neighbour in the other direction is this rank.
+    // Symmetric: a neighbour's neighbour in the opposite direction is this rank, and
+    // every rank exchanges the same directions.
     const int count = static_cast<int>(neighbours_.size());
     MPI_Dist_graph_create_adjacent(comm, count, neighbours_.data(), MPI_UNWEIGHTED, count, neighbours_.data(),
                                    MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &graph_);
@@ -170,7 +167,7 @@ class Neighbor final : public Transport {
   static MPI_Datatype block(std::span<const FaceMessage> messages, int neighbour, bool sending) {
     std::vector<int> lengths;
     std::vector<MPI_Aint> addresses;
-    for (int tag = 0; tag < directions; ++tag)
+    for (int tag = 0; tag < halo_directions; ++tag)
       for (const FaceMessage& message : messages)
         if (message.neighbour == neighbour && (sending ? message.send_tag : message.receive_tag) == tag) {
           MPI_Aint address = 0;

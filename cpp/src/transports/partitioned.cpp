@@ -35,6 +35,7 @@
 
 #include "../format.hpp"
 #include "hybridfd/errors.hpp"
+#include "hybridfd/halo_plan.hpp"
 #include "hybridfd/transport.hpp"
 #include "hybridfd/version.hpp"
 
@@ -61,8 +62,6 @@ std::string partitioned_unavailable() {
 #if MPI_VERSION >= 4
 namespace {
 
-constexpr int directions = 6;  // face tags: 2 * axis + (1 if travelling up)
-
 // One direction of travel and one buffer set.
 struct Channel {
   MPI_Request send = MPI_REQUEST_NULL, receive = MPI_REQUEST_NULL;
@@ -77,22 +76,25 @@ class SharedChannels {
   SharedChannels(MPI_Comm comm, int threads, const TransportLimits& limits)
       : threads_(threads),
         sets_(limits.max_in_flight),
-        next_round_(static_cast<std::size_t>(threads * directions), 0),
+        directions_(limits.direction_count()),
+        next_round_(static_cast<std::size_t>(threads * directions_), 0),
         done_(static_cast<std::size_t>(threads), false) {
+    for (int tag = 0; tag < halo_directions; ++tag)
+      if (limits.directions & (std::uint32_t{1} << tag)) tags_.push_back(tag);
     MPI_Comm_rank(comm, &rank_);
     partition_ = std::max<std::int64_t>(limits.max_lanes, 1);
     MPI_Allreduce(MPI_IN_PLACE, &partition_, 1, MPI_INT64_T, MPI_MAX, comm);
-    channels_.resize(static_cast<std::size_t>(directions * sets_));
-    for (int direction = 0; direction < directions; ++direction) {
-      int lower = MPI_PROC_NULL, upper = MPI_PROC_NULL;
-      MPI_Cart_shift(comm, direction / 2, 1, &lower, &upper);
-      const bool up = direction % 2 == 1;
-      const int to = up ? upper : lower, from = up ? lower : upper;
+    channels_.resize(static_cast<std::size_t>(directions_ * sets_));
+    for (int direction = 0; direction < directions_; ++direction) {
+      const int travel = tags_[static_cast<std::size_t>(direction)];
+      const Offset way = tag_direction(travel);
+      const int to = neighbour_towards(comm, travel);
+      const int from = neighbour_towards(comm, direction_tag({-way[0], -way[1], -way[2]}));
       for (int set = 0; set < sets_; ++set) {
         Channel& channel = at(direction, set);
         channel.round = set - sets_;  // a finished round before the first
         channel.copied = threads;
-        const int tag = direction * sets_ + set;
+        const int tag = travel * sets_ + set;
         const std::size_t lanes = static_cast<std::size_t>(threads) * static_cast<std::size_t>(partition_);
         if (from != MPI_PROC_NULL && from != rank_) {
           channel.receive_buffer.assign(lanes, 0.0);
@@ -123,6 +125,9 @@ class SharedChannels {
 
   int rank() const { return rank_; }
   int sets() const { return sets_; }
+  // Directions are numbered 0..directions()-1; tag(direction) is the way they travel.
+  int directions() const { return directions_; }
+  int tag(int direction) const { return tags_[static_cast<std::size_t>(direction)]; }
 
   // Thread `thread`'s next round in `direction`: waits until its channel carries it
   // (starting it if this thread is the first to need it).
@@ -168,13 +173,13 @@ class SharedChannels {
   void apply_done(int thread) {
     std::lock_guard lock(mutex_);
     done_[static_cast<std::size_t>(thread)] = true;
-    for (int direction = 0; direction < directions; ++direction)
+    for (int direction = 0; direction < directions_; ++direction)
       for (int set = 0; set < sets_; ++set) {
         Channel& channel = at(direction, set);
         if (channel.round >= next_round_[index(thread, direction)]) stand_in(channel, thread);
       }
     if (std::count(done_.begin(), done_.end(), true) < threads_) return;
-    for (int direction = 0; direction < directions; ++direction) {
+    for (int direction = 0; direction < directions_; ++direction) {
       std::int64_t latest = 0;
       for (int other = 0; other < threads_; ++other) latest = std::max(latest, next_round_[index(other, direction)]);
       for (int other = 0; other < threads_; ++other) next_round_[index(other, direction)] = latest;
@@ -184,7 +189,7 @@ class SharedChannels {
 
  private:
   std::size_t index(int thread, int direction) const {
-    return static_cast<std::size_t>(thread * directions + direction);
+    return static_cast<std::size_t>(thread * directions_ + direction);
   }
   Channel& at(int direction, int set) { return channels_[static_cast<std::size_t>(direction * sets_ + set)]; }
 
@@ -212,6 +217,8 @@ class SharedChannels {
 
   int threads_;
   int sets_;
+  int directions_;
+  std::vector<int> tags_;  // per direction: its tag
   int rank_ = 0;
   std::int64_t partition_ = 1;  // lanes per partition, the same on every rank
   std::vector<Channel> channels_;
@@ -226,7 +233,7 @@ class PartitionedPart final : public Transport {
  public:
   PartitionedPart(std::shared_ptr<SharedChannels> shared, int thread, const TransportLimits& limits)
       : shared_(std::move(shared)), thread_(thread), tickets_(static_cast<std::size_t>(limits.max_in_flight)) {
-    for (Ticket& ticket : tickets_) ticket.rounds.reserve(directions);
+    for (Ticket& ticket : tickets_) ticket.rounds.reserve(static_cast<std::size_t>(shared_->directions()));
   }
 
   int start(std::span<const FaceMessage> messages) override {
@@ -239,12 +246,13 @@ class PartitionedPart final : public Transport {
     auto other = [&](const FaceMessage& message) {
       return message.neighbour != MPI_PROC_NULL && message.neighbour != rank;
     };
-    for (int direction = 0; direction < directions; ++direction) {
+    for (int direction = 0; direction < shared_->directions(); ++direction) {
+      const int travel = shared_->tag(direction);
       const FaceMessage *sending = nullptr, *receiving = nullptr;
       for (const FaceMessage& message : messages)
         if (other(message)) {
-          if (message.send_tag == direction) sending = &message;
-          if (message.receive_tag == direction) receiving = &message;
+          if (message.send_tag == travel) sending = &message;
+          if (message.receive_tag == travel) receiving = &message;
         }
       if (!sending && !receiving) continue;
       Channel& channel = shared_->begin_round(thread_, direction);

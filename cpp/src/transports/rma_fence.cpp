@@ -23,19 +23,19 @@
 namespace hybridfd {
 namespace {
 
-constexpr int directions = 6;  // face tags: 2 * axis + (1 if travelling up)
-
 class RmaFence final : public Transport {
  public:
   RmaFence(MPI_Comm comm, const TransportLimits& limits)
-      : batches_(static_cast<std::size_t>(limits.max_in_flight)),
+      : limits_(limits),
+        batches_(static_cast<std::size_t>(limits.max_in_flight)),
         complete_(static_cast<std::size_t>(limits.max_in_flight), true) {
     MPI_Comm_rank(comm, &rank_);
     // An origin places its put by the slot size, so every rank uses the largest: boxes
     // of an uneven split have faces of different sizes.
     slot_lanes_ = std::max<std::int64_t>(limits.max_lanes, 1);
     MPI_Allreduce(MPI_IN_PLACE, &slot_lanes_, 1, MPI_INT64_T, MPI_MAX, comm);
-    const MPI_Aint bytes = static_cast<MPI_Aint>(limits.max_in_flight) * directions * slot_lanes_ * sizeof(double);
+    const MPI_Aint bytes =
+        static_cast<MPI_Aint>(limits.max_in_flight) * limits.direction_count() * slot_lanes_ * sizeof(double);
     MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, comm, &slots_, &window_);
     for (auto& batch : batches_) batch.reserve(static_cast<std::size_t>(limits.max_messages));
   }
@@ -80,9 +80,11 @@ class RmaFence final : public Transport {
 
  private:
   MPI_Aint slot(int ticket, int tag) const {
-    return (static_cast<MPI_Aint>(ticket) * directions + tag) * static_cast<MPI_Aint>(slot_lanes_);
+    return (static_cast<MPI_Aint>(ticket) * limits_.direction_count() + limits_.direction_index(tag)) *
+           static_cast<MPI_Aint>(slot_lanes_);
   }
 
+  TransportLimits limits_;
   std::int64_t slot_lanes_ = 1;  // the same on every rank
   int rank_ = 0;
   int next_ = 0;

@@ -24,12 +24,12 @@
 namespace hybridfd {
 namespace {
 
-constexpr int directions = 6;  // face tags: 2 * axis + (1 if travelling up)
-
 class RmaNotify final : public Transport {
  public:
   RmaNotify(MPI_Comm comm, const TransportLimits& limits)
-      : rings_(comm, directions, 2 * limits.max_in_flight * 8 * (1 + std::max<std::int64_t>(limits.max_lanes, 1))),
+      : limits_(limits),
+        rings_(comm, limits.direction_count(),
+               2 * limits.max_in_flight * 8 * (1 + std::max<std::int64_t>(limits.max_lanes, 1))),
         outgoing_(static_cast<std::size_t>(limits.max_in_flight)),
         incoming_(static_cast<std::size_t>(limits.max_in_flight)),
         in_flight_(static_cast<std::size_t>(limits.max_in_flight), false) {
@@ -47,8 +47,8 @@ class RmaNotify final : public Transport {
     for (const FaceMessage& message : messages) {
       if (message.neighbour == MPI_PROC_NULL || message.neighbour == rank_) continue;
       const std::int64_t bytes = message.lanes * std::int64_t{sizeof(double)};
-      outgoing.push_back({message.neighbour, message.send_tag, message.send, bytes});
-      incoming.push_back({message.receive_tag, message.receive, bytes});
+      outgoing.push_back({message.neighbour, limits_.direction_index(message.send_tag), message.send, bytes});
+      incoming.push_back({limits_.direction_index(message.receive_tag), message.receive, bytes});
     }
     rings_.send(outgoing);
     in_flight_[static_cast<std::size_t>(ticket)] = true;
@@ -82,6 +82,7 @@ class RmaNotify final : public Transport {
   }
 
  private:
+  TransportLimits limits_;
   RingWindow rings_;
   int rank_ = 0;
   int next_ = 0;
