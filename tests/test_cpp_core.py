@@ -47,6 +47,12 @@ def test_every_model_bit_identical_from_cpp_alone(cpp_tests: Path, ranks: int) -
     assert result.returncode == 0 and "ok (" in result.output, result.output
 
 
+@pytest.mark.parametrize("ranks", [1, 3])
+def test_halo_exchange_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
+    result = launch.run(ranks, [str(cpp_tests / "halo_test")], timeout=300)
+    assert result.returncode == 0 and f"ok, {ranks} ranks" in result.output, result.output
+
+
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_tracer_buffers_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
     result = launch.run(ranks, [str(cpp_tests / "tracer_test")], timeout=120)

@@ -4,6 +4,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/complex.h>
+#include <nanobind/stl/function.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -51,6 +52,8 @@ void add_test_hooks(nb::module_& m);  // test_hooks.cpp
 namespace {
 
 using hybridfd_bindings::Array;
+using hybridfd_bindings::dtype_name;
+using hybridfd_bindings::view;
 using hybridfd_bindings::views;
 
 nb::tuple box_tuple(const hybridfd::Box& box) { return nb::make_tuple(box.offset, box.extent); }
@@ -72,18 +75,20 @@ nb::dict trace_dict(const hybridfd::Tracer& tracer) {
   for (int thread = 0; thread < tracer.threads(); ++thread) {
     const auto events = tracer.events(thread);
     std::vector<double> start(events.size()), end(events.size());
-    std::vector<std::int32_t> kind(events.size()), batch(events.size());
+    std::vector<std::int32_t> kind(events.size()), batch(events.size()), messages(events.size());
     for (std::size_t k = 0; k < events.size(); ++k) {
       start[k] = (static_cast<double>(events[k].start_ns) + shift) * 1e-9;
       end[k] = (static_cast<double>(events[k].end_ns) + shift) * 1e-9;
       kind[k] = static_cast<std::int32_t>(events[k].kind);
       batch[k] = events[k].batch;
+      messages[k] = events[k].messages;
     }
     nb::dict arrays;
     arrays["start"] = numpy_array(std::move(start));
     arrays["end"] = numpy_array(std::move(end));
     arrays["kind"] = numpy_array(std::move(kind));
     arrays["batch"] = numpy_array(std::move(batch));
+    arrays["messages"] = numpy_array(std::move(messages));
     threads.append(arrays);
     dropped.append(tracer.dropped(thread));
   }
@@ -106,6 +111,28 @@ nb::ndarray<nb::numpy, double, nb::ndim<2>> numpy_rows_of_3(std::vector<double>&
 
 using DoubleArray = nb::ndarray<const double, nb::c_contig, nb::device::cpu>;
 using TagArray = nb::ndarray<const std::int64_t, nb::ndim<1>, nb::c_contig, nb::device::cpu>;
+
+}  // namespace
+
+namespace {
+
+nb::dict config_dict(const hybridfd::Config& config) {
+  nb::dict result;
+  result["approach"] = config.approach;
+  result["model"] = config.model;
+  result["threads"] = config.threads;
+  result["master_share"] = config.master_share;
+  result["thread_level"] = config.thread_level;
+  result["mpi_thread_level"] = config.mpi_thread_level;
+  result["placement"] = config.placement;
+  result["schedule"] = config.schedule;
+  result["transport"] = config.transport;
+  result["batch"] = config.batch;
+  result["slope"] = config.slope;
+  result["slope_kind"] = config.slope_kind;
+  result["progress"] = config.progress;
+  return result;
+}
 
 }  // namespace
 
@@ -409,6 +436,70 @@ NB_MODULE(_core, m) {
                    })
       .def("reset_times", &minimd::LennardJones::reset_times);
 
+  nb::class_<hybridfd::Halo>(m, "Halo")
+      .def(
+          "__init__",
+          [](hybridfd::Halo* self, std::shared_ptr<hybridfd::Decomposition> decomposition,
+             const std::optional<hybridfd::Offset>& widths, bool corners,
+             const std::optional<hybridfd::Stencil>& stencil, const std::string& approach, const std::string& model,
+             std::optional<int> threads, std::optional<double> master_share, const std::string& schedule,
+             const std::string& transport, std::optional<int> batch, std::optional<int> slope,
+             const std::string& slope_kind, std::optional<int> progress) {
+            const hybridfd::Options options{approach,  model, threads, master_share, schedule,
+                                            transport, batch, slope,   slope_kind,   progress};
+            if (stencil)
+              new (self) hybridfd::Halo(std::move(decomposition), *stencil, options);
+            else
+              new (self) hybridfd::Halo(std::move(decomposition), widths.value_or(hybridfd::Offset{1, 1, 1}), corners,
+                                        options);
+          },
+          "decomposition"_a, "widths"_a, "corners"_a, "stencil"_a, "approach"_a, "model"_a = "",
+          "threads"_a = nb::none(), "master_share"_a = nb::none(), "schedule"_a = "", "transport"_a = "",
+          "batch"_a = nb::none(), "slope"_a = nb::none(), "slope_kind"_a = "", "progress"_a = nb::none(),
+          nb::call_guard<nb::gil_scoped_release>())
+      .def(
+          "exchange",
+          [](hybridfd::Halo& self, const Array& padded, bool writable,
+             const std::optional<hybridfd::BlochPhases>& phases) {
+            const std::string dtype = dtype_name(padded.dtype());
+            const hybridfd::ArrayRef view_of = view(padded, dtype, writable);
+            nb::gil_scoped_release release;
+            self.exchange(view_of, phases ? &*phases : nullptr);
+          },
+          "padded"_a, "writable"_a, "phases"_a = nb::none())
+      .def(
+          "pipeline",
+          [](hybridfd::Halo& self, const Array& padded, bool writable, const hybridfd::Halo::Compute& compute,
+             const std::optional<hybridfd::BlochPhases>& phases) {
+            const std::string dtype = dtype_name(padded.dtype());
+            const hybridfd::ArrayRef view_of = view(padded, dtype, writable);
+            nb::gil_scoped_release release;
+            self.pipeline(view_of, compute, phases ? &*phases : nullptr);
+          },
+          "padded"_a, "writable"_a, "compute"_a, "phases"_a = nb::none())
+      .def(
+          "start",
+          [](hybridfd::Halo& self, const Array& padded, bool writable,
+             const std::optional<hybridfd::BlochPhases>& phases) {
+            const std::string dtype = dtype_name(padded.dtype());
+            const hybridfd::ArrayRef view_of = view(padded, dtype, writable);
+            nb::gil_scoped_release release;
+            self.start(view_of, phases ? &*phases : nullptr);
+          },
+          "padded"_a, "writable"_a, "phases"_a = nb::none())
+      .def("finish", &hybridfd::Halo::finish, nb::call_guard<nb::gil_scoped_release>())
+      .def_prop_ro("started", &hybridfd::Halo::started)
+      .def_prop_ro("widths", [](const hybridfd::Halo& self) { return self.plan().widths(); })
+      .def_prop_ro("padded_extent", [](const hybridfd::Halo& self) { return self.plan().padded_extent(); })
+      .def_prop_ro("messages",
+                   [](const hybridfd::Halo& self) {
+                     nb::list result;
+                     for (const auto& face : self.plan().faces())
+                       result.append(nb::make_tuple(face.direction, face.neighbour, face.lanes));
+                     return result;
+                   })
+      .def_prop_ro("config", [](const hybridfd::Halo& self) { return config_dict(self.config()); });
+
   nb::class_<hybridfd::Operator>(m, "Operator")
       .def(
           "__init__",
@@ -452,24 +543,7 @@ NB_MODULE(_core, m) {
            nb::call_guard<nb::gil_scoped_release>())
       .def("stop_trace", &hybridfd::Operator::stop_trace)
       .def("trace", [](const hybridfd::Operator& self) { return trace_dict(self.tracer()); })
-      .def_prop_ro("config", [](const hybridfd::Operator& self) {
-        const auto& config = self.config();
-        nb::dict result;
-        result["approach"] = config.approach;
-        result["model"] = config.model;
-        result["threads"] = config.threads;
-        result["master_share"] = config.master_share;
-        result["thread_level"] = config.thread_level;
-        result["mpi_thread_level"] = config.mpi_thread_level;
-        result["placement"] = config.placement;
-        result["schedule"] = config.schedule;
-        result["transport"] = config.transport;
-        result["batch"] = config.batch;
-        result["slope"] = config.slope;
-        result["slope_kind"] = config.slope_kind;
-        result["progress"] = config.progress;
-        return result;
-      });
+      .def_prop_ro("config", [](const hybridfd::Operator& self) { return config_dict(self.config()); });
 
 #ifdef HYBRIDFD_TESTING
   hybridfd_bindings::add_test_hooks(m);

@@ -227,6 +227,7 @@ void charge_packing(std::int64_t lanes) {
 }
 
 void HaloPlan::pack(const Face& face, const double* grid, double* buffer) const {
+  if (grids_padded_) return copy_region<true>(face.send, padded_, const_cast<double*>(grid), buffer);
   Region in_grid = face.send;  // padded coordinates -> the unpadded grid's
   for (int axis = 0; axis < 3; ++axis) in_grid.begin[axis] -= widths_[axis];
   copy_region<true>(in_grid, extent_, const_cast<double*>(grid), buffer);
@@ -279,6 +280,35 @@ void HaloPlan::ghosts_from_grid(const Face& face, const Face& source, const doub
   const std::int64_t row_lanes = region.extent[2] * lanes;
   copy_face_rows(face, region, lanes, {grid + begin[0] * from_x + begin[1] * from_y + begin[2] * lanes, from_x, from_y},
                  {buffer, region.extent[1] * row_lanes, row_lanes});
+}
+
+namespace {
+
+Rows padded_rows(const Region& region, const Index3& padded, std::int64_t lanes, const double* grid) {
+  const std::int64_t stride_y = padded[2] * lanes, stride_x = padded[1] * stride_y;
+  return {grid + region.begin[0] * stride_x + region.begin[1] * stride_y + region.begin[2] * lanes, stride_x, stride_y};
+}
+
+}  // namespace
+
+void HaloPlan::unpack(const Face& face, const double* message, double* padded) const {
+  const Region& region = face.ghost;
+  const std::int64_t row_lanes = region.extent[2] * lanes_per_point_;
+  copy_face_rows(face, region, lanes_per_point_, {message, region.extent[1] * row_lanes, row_lanes},
+                 padded_rows(region, padded_, lanes_per_point_, padded));
+}
+
+void HaloPlan::ghosts_in_place(const Face& face, const Face& source, double* padded) const {
+  copy_face_rows(face, face.ghost, lanes_per_point_, padded_rows(source.send, padded_, lanes_per_point_, padded),
+                 padded_rows(face.ghost, padded_, lanes_per_point_, padded));
+}
+
+void HaloPlan::zero_ghosts(const Face& face, double* padded) const {
+  const Region& region = face.ghost;
+  const Rows rows = padded_rows(region, padded_, lanes_per_point_, padded);
+  const auto bytes = static_cast<std::size_t>(region.extent[2] * lanes_per_point_) * sizeof(double);
+  for (std::int64_t x = 0; x < region.extent[0]; ++x)
+    for (std::int64_t y = 0; y < region.extent[1]; ++y) std::memset(const_cast<double*>(rows.at(x, y)), 0, bytes);
 }
 
 void HaloPlan::set_phases(const BlochPhases* phases) {

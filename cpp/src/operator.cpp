@@ -17,6 +17,7 @@
 #include "hybridfd/thread_team.hpp"
 #include "hybridfd/transport.hpp"
 #include "registry.hpp"
+#include "setup.hpp"
 
 namespace hybridfd {
 namespace {
@@ -47,19 +48,6 @@ const detail::Registry<Preset>& approaches() {
           {"hybrid-funneled-overlap", {"funneled-overlap", "double-buffered", 8, 1}},
       }};
   return presets;
-}
-
-std::string shape_text(const ArrayRef& array) {
-  return detail::tuple_text(array.shape, static_cast<std::size_t>(std::min(array.ndim, ArrayRef::max_dims)));
-}
-
-// What every rank's Operator must share, in words: what shapes the messages or the
-// result. The approach is only a preset of these; master_share, progress and the
-// placement only arrange a rank's own work, so they may differ.
-std::string setting_text(const Config& config, const Stencil& stencil) {
-  return detail::concat("model ", config.model, ", threads ", config.threads, ", schedule ", config.schedule,
-                        ", transport ", config.transport, ", batch ", config.batch, ", slope ", config.slope, " (",
-                        config.slope_kind, "), ", stencil.description());
 }
 
 std::int64_t item_bytes(std::string_view dtype) { return dtype == "complex128" ? 16 : 8; }
@@ -112,57 +100,111 @@ Config resolve(const Options& options) {
   return config;
 }
 
-Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options)
-    : decomposition_(std::move(decomposition)), stencil_(stencil) {
-  const Decomposition& dec = *decomposition_;
+namespace detail {
+
+std::string shape_text(const ArrayRef& array) {
+  return tuple_text(array.shape, static_cast<std::size_t>(std::min(array.ndim, ArrayRef::max_dims)));
+}
+
+// What every rank's Operator or Halo must share, in words: what shapes the messages or the
+// result. The approach is only a preset of these; master_share, progress and the
+// placement only arrange a rank's own work, so they may differ.
+static std::string setting_text(const Config& config, const std::string& described) {
+  return concat("model ", config.model, ", threads ", config.threads, ", schedule ", config.schedule, ", transport ",
+                config.transport, ", batch ", config.batch, ", slope ", config.slope, " (", config.slope_kind, "), ",
+                described);
+}
+
+Setup set_up(const Decomposition& dec, const Options& options, const Offset& widths, const std::string& reach_name,
+             const std::function<void()>& more_checks, const std::function<std::unique_ptr<HaloPlan>()>& make_plan,
+             const std::string& described) {
+  Setup setup;
+  Config& config = setup.config;
   const auto problem = find_problem([&] {
-    if (stencil.star()) Stencil::check_radius(stencil.radius);
+    more_checks();
     // Everything is checked before anything is built, so no rank starts work another
     // rank will refuse.
-    config_ = resolve(options);
+    config = resolve(options);
     // An axis that exchanges halos (cut into several boxes, or periodic) needs every
-    // box to be at least as thick as the stencil reaches along it (r for a star
-    // stencil), or a ghost layer would need points from a rank beyond the nearest
-    // neighbour.
+    // box to be at least as thick as the ghost layers along it, or a ghost layer would
+    // need points from a rank beyond the nearest neighbour.
     const Box& box = dec.local_box();
-    const Offset widths = stencil.widths();
     for (int axis = 0; axis < 3; ++axis) {
       const bool exchanges = dec.grid()[axis] > 1 || dec.domain().periodic[axis];
       if (exchanges && box.extent[axis] < widths[axis])
-        throw ValueError(detail::concat("box of extent ", detail::tuple_text(box.extent), " at offset ",
-                                        detail::tuple_text(box.offset), " is thinner than the stencil ",
-                                        stencil.star() ? "radius " : "reach ", widths[axis], " on axis ", axis,
-                                        " (process grid ", detail::tuple_text(dec.grid()), ", domain shape ",
-                                        detail::tuple_text(dec.domain().shape), ")"));
+        throw ValueError(concat("box of extent ", tuple_text(box.extent), " at offset ", tuple_text(box.offset),
+                                " is thinner than the ", reach_name, " ", widths[axis], " on axis ", axis,
+                                " (process grid ", tuple_text(dec.grid()), ", domain shape ",
+                                tuple_text(dec.domain().shape), ")"));
     }
     int provided = MPI_THREAD_SINGLE;
     MPI_Query_thread(&provided);
-    config_.mpi_thread_level = thread_level_name(provided);
-    const int required = required_thread_level(config_.model, config_.threads);
+    config.mpi_thread_level = thread_level_name(provided);
+    const int required = required_thread_level(config.model, config.threads);
     if (provided < required)
-      throw ValueError(detail::concat("model '", config_.model, "' with ", config_.threads, " threads needs ",
-                                      config_.thread_level, ", but MPI was initialised with ", config_.mpi_thread_level,
-                                      " (mpi4py: set mpi4py.rc.thread_level before importing mpi4py.MPI; C++: "
-                                      "MPI_Init_thread)"));
-    main_thread_only_ = required == MPI_THREAD_FUNNELED && provided < MPI_THREAD_MULTIPLE;
-    if (main_thread_only_) {
+      throw ValueError(concat("model '", config.model, "' with ", config.threads, " threads needs ",
+                              config.thread_level, ", but MPI was initialised with ", config.mpi_thread_level,
+                              " (mpi4py: set mpi4py.rc.thread_level before importing mpi4py.MPI; C++: "
+                              "MPI_Init_thread)"));
+    setup.main_thread_only = required == MPI_THREAD_FUNNELED && provided < MPI_THREAD_MULTIPLE;
+    if (setup.main_thread_only) {
       int main_thread = 0;
       MPI_Is_thread_main(&main_thread);
       if (!main_thread)
-        throw ValueError(detail::concat("model '", config_.model, "' under ", config_.mpi_thread_level,
-                                        " must be built and applied by the thread that initialised MPI"));
+        throw ValueError(concat("model '", config.model, "' under ", config.mpi_thread_level,
+                                " must be built and applied by the thread that initialised MPI"));
     }
-    plan_ = std::make_unique<HaloPlan>(dec, stencil);
-    const std::int64_t largest_message = plan_->max_face_lanes() * static_cast<std::int64_t>(config_.batch);
+    setup.plan = make_plan();
+    const std::int64_t largest_message = setup.plan->max_face_lanes() * static_cast<std::int64_t>(config.batch);
     if (largest_message > INT_MAX)
-      throw ValueError(detail::concat("batch ", config_.batch, " makes a face message of ", largest_message,
-                                      " float64 values, more than one MPI message can carry (", INT_MAX, ")"));
+      throw ValueError(concat("batch ", config.batch, " makes a face message of ", largest_message,
+                              " float64 values, more than one MPI message can carry (", INT_MAX, ")"));
   });
   // Thread t of a rank exchanges with thread t of its neighbours, so the counts must
-  // agree; so must all that shapes the messages (schedule, transport, batches, radius)
+  // agree; so must all that shapes the messages (schedule, transport, batches, widths)
   // or the result (the coefficients), or ranks would wait for faces never sent.
-  agree_on_setting(dec.communicator(), problem, setting_text(config_, stencil), "operator setting");
+  agree_on_setting(dec.communicator(), problem, setting_text(config, described), "operator setting");
+  return setup;
+}
 
+void check_main_thread(const Config& config, bool main_thread_only) {
+  if (!main_thread_only) return;
+  int main_thread = 0;
+  MPI_Is_thread_main(&main_thread);
+  if (!main_thread)
+    throw ValueError(concat("model '", config.model, "' under ", config.mpi_thread_level,
+                            " must be applied by the thread that initialised MPI"));
+}
+
+void check_phases(const Domain& domain, const BlochPhases& phases) {
+  if (domain.dtype != ScalarType::complex128)
+    throw TypeError(concat("Bloch phases need a complex128 domain; this domain is ", scalar_type_name(domain.dtype),
+                           " (apply without phases)"));
+  for (int axis = 0; axis < 3; ++axis)
+    for (int side = 0; side < 2; ++side) {
+      const std::complex<double> phase = phases[axis][side];
+      if (!std::isfinite(phase.real()) || !std::isfinite(phase.imag()))
+        throw ValueError(concat("phase ", phase, " of axis ", axis, " side ", side, " is not finite"));
+      if (!domain.periodic[axis] && phase != std::complex<double>{1.0, 0.0})
+        throw ValueError(concat("phase ", phase, " of axis ", axis, " side ", side,
+                                " must be 1: the axis is not periodic, no ghost crosses its boundary"));
+    }
+}
+
+}  // namespace detail
+
+Operator::Operator(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options)
+    : decomposition_(std::move(decomposition)), stencil_(stencil) {
+  const Decomposition& dec = *decomposition_;
+  detail::Setup setup = detail::set_up(
+      dec, options, stencil.widths(), stencil.star() ? "stencil radius" : "stencil reach",
+      [&] {
+        if (stencil.star()) Stencil::check_radius(stencil.radius);
+      },
+      [&] { return std::make_unique<HaloPlan>(dec, stencil); }, stencil.description());
+  config_ = std::move(setup.config);
+  plan_ = std::move(setup.plan);
+  main_thread_only_ = setup.main_thread_only;
   const BatchShape batches{config_.batch, config_.slope, slope_kind_from_name(config_.slope_kind)};
   model_ =
       make_model(config_.model, {&dec, plan_.get(), &stencil_, config_.schedule, config_.transport, batches,
@@ -183,23 +225,23 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
     if (array->dtype != dtype)
       throw TypeError(detail::concat(name, " array has dtype ", array->dtype, "; the domain's dtype is ", dtype));
     if (array->ndim != 3 && array->ndim != 4)
-      throw ValueError(detail::concat(name, " array has shape ", shape_text(*array),
+      throw ValueError(detail::concat(name, " array has shape ", detail::shape_text(*array),
                                       "; expected (G, nx, ny, nz) or (nx, ny, nz) with (nx, ny, nz) = ", box_text()));
     const int first = array->ndim - 3;
     for (int axis = 0; axis < 3; ++axis)
       if (array->shape[first + axis] != extent[axis])
         throw ValueError(detail::concat(
-            name, " array has shape ", shape_text(*array), "; this rank's box is ", box_text(), " points at offset ",
-            detail::tuple_text(decomposition_->local_box().offset), ", so expected ", array->ndim == 4 ? "(G, " : "(",
-            extent[0], ", ", extent[1], ", ", extent[2], ")"));
+            name, " array has shape ", detail::shape_text(*array), "; this rank's box is ", box_text(),
+            " points at offset ", detail::tuple_text(decomposition_->local_box().offset), ", so expected ",
+            array->ndim == 4 ? "(G, " : "(", extent[0], ", ", extent[1], ", ", extent[2], ")"));
     if (!array->c_contiguous(item_bytes(dtype)))
-      throw ValueError(detail::concat(name, " array is not C-contiguous: shape ", shape_text(*array), ", strides ",
-                                      detail::tuple_text(array->strides, static_cast<std::size_t>(array->ndim)),
-                                      " bytes"));
+      throw ValueError(
+          detail::concat(name, " array is not C-contiguous: shape ", detail::shape_text(*array), ", strides ",
+                         detail::tuple_text(array->strides, static_cast<std::size_t>(array->ndim)), " bytes"));
   }
   if (in.ndim != out.ndim || in.shape != out.shape)
-    throw ValueError(
-        detail::concat("output array has shape ", shape_text(out), " but the input array has shape ", shape_text(in)));
+    throw ValueError(detail::concat("output array has shape ", detail::shape_text(out),
+                                    " but the input array has shape ", detail::shape_text(in)));
   if (!out.writable) throw ValueError("output array is read-only");
   std::int64_t grids = in.ndim == 4 ? in.shape[0] : 1;
   const std::int64_t bytes = grids * extent[0] * extent[1] * extent[2] * item_bytes(dtype);
@@ -210,36 +252,14 @@ std::int64_t Operator::check_arrays(const ArrayRef& in, const ArrayRef& out) con
   return grids;
 }
 
-void Operator::check_phases(const BlochPhases& phases) const {
-  const Domain& domain = decomposition_->domain();
-  if (domain.dtype != ScalarType::complex128)
-    throw TypeError(detail::concat("Bloch phases need a complex128 domain; this domain is ",
-                                   scalar_type_name(domain.dtype), " (apply without phases)"));
-  for (int axis = 0; axis < 3; ++axis)
-    for (int side = 0; side < 2; ++side) {
-      const std::complex<double> phase = phases[axis][side];
-      if (!std::isfinite(phase.real()) || !std::isfinite(phase.imag()))
-        throw ValueError(detail::concat("phase ", phase, " of axis ", axis, " side ", side, " is not finite"));
-      if (!domain.periodic[axis] && phase != std::complex<double>{1.0, 0.0})
-        throw ValueError(detail::concat("phase ", phase, " of axis ", axis, " side ", side,
-                                        " must be 1: the axis is not periodic, no ghost crosses its boundary"));
-    }
-}
-
 void Operator::apply(const ArrayRef& in, const ArrayRef& out, const BlochPhases* phases) {
   // Checked before any MPI call, as under MPI_THREAD_FUNNELED another thread may not even
   // agree on problems with the other ranks: each rank raises on its own.
-  if (main_thread_only_) {
-    int main_thread = 0;
-    MPI_Is_thread_main(&main_thread);
-    if (!main_thread)
-      throw ValueError(detail::concat("model '", config_.model, "' under ", config_.mpi_thread_level,
-                                      " must be applied by the thread that initialised MPI"));
-  }
+  detail::check_main_thread(config_, main_thread_only_);
   std::int64_t grids = 0;
   const auto problem = find_problem([&] {
     grids = check_arrays(in, out);
-    if (phases) check_phases(*phases);
+    if (phases) detail::check_phases(decomposition_->domain(), *phases);
   });
   agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
   plan_->set_phases(phases);

@@ -20,6 +20,7 @@ from hybridfd.arrays import aligned_copy, empty_aligned, empty_padded
 from hybridfd.decomposition import Box, Decomposition, Layout
 from hybridfd.domain import Domain
 from hybridfd.groups import RankGroups
+from hybridfd.halo import Halo, HaloHandle
 from hybridfd.operator import Operator
 from hybridfd.stencil import Stencil
 
@@ -27,6 +28,8 @@ __all__ = [
     "Box",
     "Decomposition",
     "Domain",
+    "Halo",
+    "HaloHandle",
     "Layout",
     "Operator",
     "RankGroups",

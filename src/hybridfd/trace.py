@@ -58,6 +58,7 @@ class Lane:
     end: np.ndarray
     kind: np.ndarray  # index into KINDS
     batch: np.ndarray
+    messages: np.ndarray  # per post: the messages to other ranks it started (else 0)
     dropped: int = 0  # events the full buffer could not hold
 
     def of(self, kind: str) -> np.ndarray:
@@ -112,6 +113,12 @@ class Trace:
         lane = next(lane for lane in self.lanes if lane.rank == rank and lane.thread == 0)
         mask = lane.of("apply")
         return np.stack([lane.start[mask], lane.end[mask]], axis=1)
+
+    def messages(self, rank: int) -> int:
+        """The messages rank ``rank`` sent to other ranks in the traced applies (one per
+        neighbour and direction of the halo per post: six per batch for a star stencil,
+        up to 26 with edges and corners)."""
+        return int(sum(lane.messages.sum() for lane in self.lanes if lane.rank == rank))
 
     def fractions(self) -> list[dict[str, Any]]:
         """Per rank and thread: the fraction of its rank's apply time in each kind of

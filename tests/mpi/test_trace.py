@@ -15,7 +15,7 @@ from mpi4py import MPI
 import hybridfd as hf
 from hybridfd.trace import COMMUNICATION, COMPUTATION, KINDS, Trace
 
-RANKS = (1, 2)
+RANKS = (1, 2, 4)
 
 GRIDS = 16
 STENCIL = hf.Stencil.laplace(2, 0.2)
@@ -233,3 +233,25 @@ def test_bad_buffer_size_raises_on_every_rank(comm, events):
     with pytest.raises(ValueError, match="events_per_thread|events per thread"):
         op.start_trace(given)
     assert not op.tracing
+
+
+@pytest.mark.parametrize("approach", ["flat-original", "flat-optimized"])
+def test_message_counts_are_the_halo_plans(comm, approach):
+    """Each post records its messages to other ranks: six faces per batch for a star
+    stencil, plus edges and corners for a stencil that reads them, none to a rank that is
+    its own neighbour or to no one."""
+    dec = hf.Decomposition(hf.Domain((12, 12, 12), periodic=True, dtype="float64"), comm)
+    diagonal = hf.Stencil.from_offsets([(0, 0, 0), (1, 1, 1), (-1, -1, -1), (1, 0, 0)], [1.0, 2.0, 2.0, 3.0])
+    a = np.ones(dec.local_shape(GRIDS))
+    for stencil in (STENCIL, diagonal):
+        op = hf.Operator(dec, stencil, approach, trace=True)
+        op.apply(a)
+        trace = op.trace()
+        plan = hf.Halo.for_stencil(dec, stencil).messages
+        assert len(plan) == (6 if stencil is STENCIL else 14)  # diagonal: every direction of (1, 1, 1)'s signs
+        remote = comm.gather(sum(1 for _, neighbour, _ in plan if neighbour not in (MPI.PROC_NULL, dec.rank)))
+        if comm.rank == 0:
+            for rank in range(comm.size):
+                lane = next(lane for lane in trace.lanes if lane.rank == rank and lane.thread == 0)
+                batches = len(set(lane.batch[lane.of("post")].tolist()))
+                assert trace.messages(rank) == remote[rank] * batches

@@ -113,6 +113,13 @@ class HaloPlan {
   // Lanes of one padded grid, and of one unpadded (user) grid.
   std::int64_t padded_lanes() const { return padded_[0] * padded_[1] * padded_[2] * lanes_per_point_; }
   std::int64_t grid_lanes() const { return extent_[0] * extent_[1] * extent_[2] * lanes_per_point_; }
+  // Whether the grids an apply hands the plan are held padded (the exchange on its own,
+  // halo.hpp: their ghost layers are filled in place) rather than unpadded (an Operator:
+  // the stencil reads ghosts where they arrive). Set once, before any exchange.
+  bool grids_padded() const { return grids_padded_; }
+  void hold_grids_padded() { grids_padded_ = true; }
+  // Lanes from one grid of a batch to the next.
+  std::int64_t grid_stride() const { return grids_padded_ ? padded_lanes() : grid_lanes(); }
   // One per direction of the halo, in order of tag; a star stencil's six faces are
   // faces()[2*axis + side].
   std::span<const Face> faces() const { return faces_; }
@@ -121,9 +128,17 @@ class HaloPlan {
   // Lanes of the largest face: the size of one grid's slot in a message buffer.
   std::int64_t max_face_lanes() const;
 
-  // Packs a face's send region straight from an unpadded user grid (a face reads only
-  // interior points), so a batch's messages can leave before any compute.
+  // Packs a face's send region straight from a user grid (a face reads only interior
+  // points), unpadded or padded as grids_padded() says, so a batch's messages can leave
+  // before any compute.
   void pack(const Face& face, const double* grid, double* buffer) const;
+  // Padded grids: fills a face's ghost block of `padded` from its received message (in
+  // message layout), times the face's phases; from the grid's own other end when the
+  // neighbour is this rank (`source`: the opposite face); or with zeros beyond a
+  // non-periodic edge.
+  void unpack(const Face& face, const double* message, double* padded) const;
+  void ghosts_in_place(const Face& face, const Face& source, double* padded) const;
+  void zero_ghosts(const Face& face, double* padded) const;
   // Multiplies `grids` consecutive received messages of `face` by its phase, in place.
   void apply_phase(const Face& face, double* buffer, std::int64_t grids) const;
   // A face's ghosts in message layout, times its phase, from `source`'s send region of
@@ -154,6 +169,7 @@ class HaloPlan {
   Index3 padded_;
   std::vector<Face> faces_;
   std::vector<std::size_t> opposite_;
+  bool grids_padded_ = false;
 };
 
 // Simulated runs only (hybridfd-bench under SMPI, docs/simulation.md): a function told

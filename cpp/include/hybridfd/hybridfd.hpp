@@ -7,6 +7,7 @@
 #include "hybridfd/decomposition.hpp"
 #include "hybridfd/domain.hpp"
 #include "hybridfd/errors.hpp"
+#include "hybridfd/halo.hpp"
 #include "hybridfd/halo_plan.hpp"
 #include "hybridfd/kernel.hpp"
 #include "hybridfd/model.hpp"

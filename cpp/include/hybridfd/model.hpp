@@ -32,6 +32,7 @@ struct ModelContext {
   double master_share = 1.0;          // funneled-overlap: thread 0's share of each grid's compute
   PhaseTimes* phase_times = nullptr;  // where compute steps add their times
   Tracer* tracer = nullptr;           // one buffer per thread; records when it is on
+  HaloWork* halo_work = nullptr;      // the exchange on its own (schedule.hpp); stencil is null
 
   // A message per direction of the halo per batch, two batches in flight (double
   // buffering), each message at most the largest face of a full batch.
@@ -44,7 +45,8 @@ class Model {
  public:
   virtual ~Model() = default;
   // Applies the stencil to `grids` unpadded grids laid out one after another in `in`,
-  // writing `out`. Collective; nothing is allocated here.
+  // writing `out` (or, for the exchange on its own, fills the ghosts of `grids` padded
+  // grids in `in`; `out` is unused). Collective; nothing is allocated here.
   virtual void apply(const double* in, double* out, std::int64_t grids) = 0;
 };
 

@@ -91,8 +91,6 @@ class Operator {
  private:
   // Returns G, or throws ValueError/TypeError naming what is wrong with the arrays.
   std::int64_t check_arrays(const ArrayRef& in, const ArrayRef& out) const;
-  // Throws TypeError/ValueError naming what is wrong with the phases.
-  void check_phases(const BlochPhases& phases) const;
 
   std::shared_ptr<const Decomposition> decomposition_;
   Stencil stencil_;

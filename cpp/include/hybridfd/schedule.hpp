@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -33,6 +34,15 @@ struct PhaseTimes {
   double idle_in_compute() const { return compute_phases - thread_busy; }
 };
 
+// The exchange on its own (halo.hpp): what a schedule does with a batch once its ghosts
+// are in, in place of the stencil. The grids are held padded (HaloPlan::grids_padded);
+// the ghosts are written into them, then `compute(first, last)` is called once for the
+// batch's grids, numbered in the caller's array from `base` (empty: nothing is called).
+struct HaloWork {
+  const double* base = nullptr;
+  std::function<void(std::int64_t first, std::int64_t last)> compute;
+};
+
 // What a schedule works with; owned by the Operator and valid as long as it is.
 struct ScheduleContext {
   const HaloPlan* plan = nullptr;
@@ -47,6 +57,7 @@ struct ScheduleContext {
   Tracer* tracer = nullptr;           // where the steps are traced, when it is on
   int trace_thread = 0;               // the tracer's thread of this schedule's thread 0 (team
                                       // thread t is trace_thread + t)
+  HaloWork* halo_work = nullptr;      // set for the exchange on its own; stencil is then null
 };
 
 class Schedule {

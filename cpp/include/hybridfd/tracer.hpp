@@ -38,6 +38,7 @@ struct TraceEvent {
   std::int64_t end_ns = 0;
   std::int32_t batch = -1;  // the batch's number within its apply (-1: no batch, e.g. apply)
   TraceKind kind = TraceKind::apply;
+  std::int32_t messages = 0;  // post: the messages to other ranks it started
 };
 
 class Tracer {
@@ -61,7 +62,8 @@ class Tracer {
   bool on() const { return on_; }
 
   // Called by thread `thread` only, while tracing is on.
-  void record(int thread, TraceKind kind, int batch, Clock::time_point start, Clock::time_point end) noexcept {
+  void record(int thread, TraceKind kind, int batch, Clock::time_point start, Clock::time_point end,
+              int messages = 0) noexcept {
     Buffer& buffer = buffers_[static_cast<std::size_t>(thread)];
     if (buffer.size == capacity_) {
       ++buffer.dropped;
@@ -69,7 +71,7 @@ class Tracer {
     }
     buffer.events[static_cast<std::size_t>(buffer.size++)] = {
         std::chrono::duration_cast<std::chrono::nanoseconds>(start - origin_).count(),
-        std::chrono::duration_cast<std::chrono::nanoseconds>(end - origin_).count(), batch, kind};
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - origin_).count(), batch, kind, messages};
   }
 
   int threads() const { return static_cast<int>(buffers_.size()); }
@@ -102,8 +104,10 @@ class TraceSpan {
     if (tracer_ != nullptr) start_ = Tracer::Clock::now();
   }
   ~TraceSpan() {
-    if (tracer_ != nullptr) tracer_->record(thread_, kind_, batch_, start_, Tracer::Clock::now());
+    if (tracer_ != nullptr) tracer_->record(thread_, kind_, batch_, start_, Tracer::Clock::now(), messages_);
   }
+  // A post's count of messages to other ranks, recorded with the event.
+  void count_messages(int messages) noexcept { messages_ = messages; }
   TraceSpan(const TraceSpan&) = delete;
   TraceSpan& operator=(const TraceSpan&) = delete;
 
@@ -112,6 +116,7 @@ class TraceSpan {
   int thread_;
   int batch_;
   TraceKind kind_;
+  int messages_ = 0;
   Tracer::Clock::time_point start_{};
 };
 

@@ -20,7 +20,8 @@ class Flat final : public Model {
                                                    .progress = context.progress,
                                                    .team = {},
                                                    .phase_times = context.phase_times,
-                                                   .tracer = context.tracer})) {}
+                                                   .tracer = context.tracer,
+                                                   .halo_work = context.halo_work})) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override { schedule_->apply(in, out, grids); }
 

@@ -18,7 +18,7 @@ class Multiple final : public Model {
   explicit Multiple(const ModelContext& context)
       : team_(context.threads),
         comms_(context.decomposition->communicator(), context.threads),
-        grid_lanes_(context.plan->grid_lanes()),
+        grid_lanes_(context.plan->grid_stride()),
         phase_times_(context.phase_times),
         thread_times_(static_cast<std::size_t>(context.threads)) {
     std::vector<MPI_Comm> comms;
@@ -35,7 +35,8 @@ class Multiple final : public Model {
                                            .team = {},
                                            .phase_times = &thread_times_[static_cast<std::size_t>(thread)],
                                            .tracer = context.tracer,
-                                           .trace_thread = thread}));
+                                           .trace_thread = thread,
+                                           .halo_work = context.halo_work}));
     }
   }
 
@@ -45,8 +46,8 @@ class Multiple final : public Model {
     // on the neighbour, on the communicator they share.
     auto share = [&](int thread) {
       const std::int64_t first = grids * thread / threads, last = grids * (thread + 1) / threads;
-      schedules_[static_cast<std::size_t>(thread)]->apply(in + first * grid_lanes_, out + first * grid_lanes_,
-                                                          last - first);
+      schedules_[static_cast<std::size_t>(thread)]->apply(in + first * grid_lanes_,
+                                                          out ? out + first * grid_lanes_ : nullptr, last - first);
       transports_[static_cast<std::size_t>(thread)]->apply_done();
     };
     team_.run(share);

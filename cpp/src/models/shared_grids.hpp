@@ -43,7 +43,7 @@ class SharedGrids final : public Model {
             {context.plan, context.stencil, transport_.get(), context.decomposition->rank(), context.batches,
              context.progress,
              TeamWork{&team_, options.parallel_pack, options.master_waits && context.threads > 1, context.master_share},
-             context.phase_times, context.tracer})) {}
+             context.phase_times, context.tracer, 0, context.halo_work})) {}
 
   void apply(const double* in, double* out, std::int64_t grids) override { schedule_->apply(in, out, grids); }
 

@@ -156,7 +156,7 @@ class BatchBuffers {
         const std::size_t index = chosen_[static_cast<std::size_t>(unit / count)];
         const std::int64_t k = unit % count;
         const Face& face = plan_.faces()[index];
-        if (remote(face)) plan_.pack(face, in + (first + k) * plan_.grid_lanes(), send(set, index) + k * face.lanes);
+        if (remote(face)) plan_.pack(face, in + (first + k) * plan_.grid_stride(), send(set, index) + k * face.lanes);
       }
     };
     if (context_.team.parallel_pack && context_.team.threads() > 1)
@@ -175,7 +175,10 @@ class BatchBuffers {
   int post(int set, const double* in, std::int64_t first, std::int64_t count, DirectionSet directions) {
     const auto messages = pack(set, in, first, count, directions);
     phased_[static_cast<std::size_t>(set)] &= ~directions;
-    const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::post, batch_of_set(set));
+    TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::post, batch_of_set(set));
+    int to_others = 0;
+    for (const FaceMessage& message : messages) to_others += message.neighbour != MPI_PROC_NULL ? 1 : 0;
+    span.count_messages(to_others);
     const int ticket = context_.transport->start(messages);
     if (tracing()) ticket_batch_[next_ticket_++ % ticket_batch_.size()] = {ticket, batch_of_set(set)};
     return ticket;
@@ -194,6 +197,7 @@ class BatchBuffers {
   // (master_waits) completed by thread 0 before it computes its share.
   void compute(int set, const double* in, double* out, std::int64_t first, std::int64_t count, const Step& step,
                int in_flight = -1) {
+    if (context_.halo_work) return fill_ghosts(set, const_cast<double*>(in), first, count, step);
     const ScheduleContext& context = context_;
     const auto start = std::chrono::steady_clock::now();
     const int batch = batch_of_set(set);
@@ -306,6 +310,49 @@ class BatchBuffers {
                                  self_phased(index) + k * face.lanes);
     }
     phased_[static_cast<std::size_t>(set)] |= arrived;
+  }
+
+  // The exchange on its own: once all of a batch's messages are in (a step that computes
+  // before that, overlap's interior, has nothing to do), its ghosts are written into the
+  // padded grids (the team shares the copying, face by grid, as in pack), times their
+  // phases, and the caller's compute is handed the batch.
+  void fill_ghosts(int set, double* grids, std::int64_t first, std::int64_t count, const Step& step) {
+    if (step.arrived != every_direction) return;
+    const auto start = std::chrono::steady_clock::now();
+    const int batch = batch_of_set(set);
+    const std::int64_t stride = plan_.grid_stride();
+    const auto faces = static_cast<std::int64_t>(plan_.faces().size());
+    const std::int64_t units = faces * count;
+    auto copy = [&](int thread) {
+      const TraceSpan span(context_.tracer, context_.trace_thread + thread, TraceKind::unpack, batch);
+      const int threads = context_.team.threads();
+      for (std::int64_t unit = units * thread / threads; unit < units * (thread + 1) / threads; ++unit) {
+        const auto index = static_cast<std::size_t>(unit / count);
+        const std::int64_t k = unit % count;
+        const Face& face = plan_.faces()[index];
+        double* grid = grids + (first + k) * stride;
+        if (remote(face))
+          plan_.unpack(face, receive(set, index) + k * face.lanes, grid);
+        else if (face.neighbour == context_.rank)
+          plan_.ghosts_in_place(face, plan_.faces()[plan_.opposite(index)], grid);
+        else
+          plan_.zero_ghosts(face, grid);
+      }
+    };
+    if (context_.team.threads() > 1)
+      context_.team.team->run(copy);
+    else
+      copy(0);
+    const HaloWork& work = *context_.halo_work;
+    if (work.compute) {
+      const std::int64_t offset = (grids - work.base) / stride + first;
+      const TraceSpan span(context_.tracer, context_.trace_thread, TraceKind::compute, batch);
+      work.compute(offset, offset + count);
+    }
+    if (PhaseTimes* times = context_.phase_times) {
+      times->compute_phases += seconds_since(start);
+      times->thread_busy += seconds_since(start);
+    }
   }
 
   // Whether a face's ghosts come in a message from another rank.
