@@ -197,12 +197,18 @@ $(GPAW_PEER)/.hybridfd-installed: $(GPAW_PEER)/bin/gpaw $(SOURCES)
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python -m pip install --quiet --no-build-isolation -C build-dir=build/gpaw-peer .
 	touch $@
 
-# GPAW's operators vs hybridfd.gpaw's on the same arrays (tests/gpaw), under mpiexec on 1,
-# 2 and 4 ranks. Not part of `make test`: GPAW takes minutes to build and needs apt.
+# GPAW's operators vs hybridfd.gpaw's on the same arrays (tests/gpaw), then GPAW's own
+# tests gpaw/test/fd_ops with its Laplace, GUCLaplace, Gradient and FDOperator swapped for
+# hybridfd.gpaw's (the plugin tests/gpaw/gpaw_swap.py; GPAW's conftest needs pytest's
+# cache, kept under build/), under mpiexec on 1, 2 and 4 ranks. Not part of `make test`:
+# GPAW takes minutes to build and needs apt.
 test-gpaw: $(GPAW_PEER)/.hybridfd-installed
 	for n in 1 2 4; do \
 	  $(GPAW_RUN) HYBRIDFD_GPAW_SUITE=1 $(GPAW_PEER)/bin/python -m hybridfd.launch -n $$n --timeout 900 -- \
 	    $(CURDIR)/$(GPAW_PEER)/bin/python -m pytest -q -p no:cacheprovider tests/gpaw || exit 1; \
+	  $(GPAW_RUN) PYTHONPATH=$(CURDIR)/tests/gpaw $(GPAW_PEER)/bin/python -m hybridfd.launch -n $$n --timeout 900 -- \
+	    $(CURDIR)/$(GPAW_PEER)/bin/python -m pytest -q -p gpaw_swap -o cache_dir=$(CURDIR)/build/gpaw-peer/pytest-cache \
+	    --pyargs gpaw.test.fd_ops || exit 1; \
 	done
 
 # GPAW's Laplace vs the drop-in, side by side, and one real GPAW calculation before and

@@ -15,7 +15,8 @@ convention: an axis that is not periodic has ``N_c - 1`` points, indices 1..N-1 
 grid, with zero boundary values at 0 and N, so hybridfd sees ``N_c - 1`` points with zero
 ghosts and GPAW's cut points shifted down by one.
 
-GPAW is only imported when a GPAW object needs it (its communicator, ``Laplace``); the
+GPAW is only imported when a GPAW object needs it (its communicator, ``Laplace``,
+``GUCLaplace`` and ``Gradient``, which build GPAW's operator and convert it); the
 layout and stencil logic reads plain attributes, so it works on any object that carries
 them. See docs/gpaw.md.
 """
@@ -32,9 +33,9 @@ from hybridfd._collective import Problem, agree
 from hybridfd.decomposition import Decomposition, Layout
 from hybridfd.domain import Domain
 from hybridfd.operator import Operator
-from hybridfd.stencil import MAX_RADIUS, Stencil
+from hybridfd.stencil import Stencil
 
-__all__ = ["FDOperator", "Laplace", "decomposition_of", "from_gpaw", "stencil_of"]
+__all__ = ["FDOperator", "GUCLaplace", "Gradient", "Laplace", "decomposition_of", "from_gpaw", "stencil_of"]
 
 #: The approach a GPAW operator gets unless told otherwise (the papers' best flat one).
 DEFAULT_APPROACH = "flat-optimized"
@@ -154,48 +155,29 @@ def decomposition_of(gd: Any, dtype: object = float) -> Decomposition:
 
 
 def stencil_of(coef_p: Sequence[float], offset_pc: Sequence[Sequence[int]]) -> Stencil:
-    """The star stencil with GPAW's coefficients ``coef_p`` at offsets ``offset_pc``.
+    """The stencil with GPAW's coefficients ``coef_p`` at offsets ``offset_pc``.
 
-    Raises ValueError naming the first offset that leaves the star (moves along two axes,
-    as GPAW's Laplacians on non-orthogonal cells do) or lies beyond radius 6.
+    Any offsets: along the axes only (GPAW's operators on orthogonal cells) they make a
+    star stencil, which the star kernels apply; an offset along two or three axes (GPAW's
+    ``Laplace`` and ``Gradient`` on non-orthogonal cells) makes a general one
+    (:meth:`hybridfd.Stencil.from_offsets`). Raises ValueError naming an offset beyond
+    radius 6 or given twice, or arrays of the wrong shape; TypeError for offsets that are
+    not integers.
     """
     coefficients = np.asarray(coef_p, dtype=float)
-    offsets = np.asarray(offset_pc, dtype=int)
+    offsets = np.asarray(offset_pc)
     if coefficients.ndim != 1 or offsets.shape != (len(coefficients), 3):
         raise ValueError(
             f"coef_p must have shape (P,) and offset_pc (P, 3); got {coefficients.shape} and {offsets.shape}"
         )
-    radius = int(np.abs(offsets).max()) if len(offsets) else 0
-    for coefficient, offset in zip(coefficients, offsets, strict=True):
-        if np.count_nonzero(offset) > 1:
-            raise ValueError(
-                f"offset {tuple(int(o) for o in offset)} (coefficient {float(coefficient)!r}) moves along two "
-                "axes: not a star stencil (GPAW builds such stencils for non-orthogonal cells); hybridfd applies "
-                "star stencils only"
-            )
-    if not 1 <= radius <= MAX_RADIUS:
-        raise ValueError(f"the stencil reaches {radius} points; hybridfd's star stencils reach 1..{MAX_RADIUS}")
-    centre = 0.0
-    minus = np.zeros((3, radius))
-    plus = np.zeros((3, radius))
-    seen = set()
-    for coefficient, offset in zip(coefficients, offsets, strict=True):
-        key = tuple(int(o) for o in offset)
-        if key in seen:
-            raise ValueError(f"offset {key} appears twice in offset_pc")
-        seen.add(key)
-        if not any(key):
-            centre = float(coefficient)
-            continue
-        axis = int(np.flatnonzero(offset)[0])
-        step = key[axis]
-        (plus if step > 0 else minus)[axis, abs(step) - 1] = coefficient
-    return Stencil.star(centre, minus, plus)
+    return Stencil.from_offsets(offsets, coefficients)
 
 
 class FDOperator:
     """GPAW's ``FDOperator(coef_p, offset_pc, gd, dtype)``, applied by hybridfd.
 
+    Any offsets with ``|d| <= 6`` per axis (see :func:`stencil_of`), on any cell: GPAW's
+    ``offset_pc`` are grid steps, so the cell's shape is in the coefficients only.
     ``approach`` and ``options`` are :class:`hybridfd.Operator`'s. Collective over
     ``gd.comm`` (it builds a communicator and the operator's buffers).
     """
@@ -216,8 +198,8 @@ class FDOperator:
         problem, stencil = None, Stencil.laplace(1)
         try:
             stencil = stencil_of(coef_p, offset_pc)
-        except ValueError as error:
-            problem = Problem(str(error))
+        except (ValueError, TypeError) as error:
+            problem = Problem(str(error), type(error))
         # Over gd.comm's rank order, not the layout's Cartesian one: the error names GPAW's ranks.
         agree(self.decomposition._user_comm, problem)
         #: The hybridfd Operator that does the work (``operator`` is GPAW's name for its C object).
@@ -341,11 +323,39 @@ def from_gpaw(operator: Any, *, approach: str = DEFAULT_APPROACH, **options: Any
 def Laplace(  # noqa: N802 (GPAW's name, so that switching is one import)
     gd: Any, scale: float = 1.0, n: int = 1, dtype: object = float, *, approach: str = DEFAULT_APPROACH, **options: Any
 ) -> FDOperator:
-    """GPAW's ``Laplace(gd, scale, n, dtype)``, applied by hybridfd.
+    """GPAW's ``Laplace(gd, scale, n, dtype)``, applied by hybridfd, on any cell.
 
-    The coefficients are GPAW's own (its ``Laplace`` is built, then converted), so they
-    agree to the last bit. Needs GPAW; a non-orthogonal cell raises ValueError (not a
-    star stencil).
+    The coefficients and offsets are GPAW's own (its ``Laplace`` is built, then
+    converted), so the weights agree to the last bit. ``n`` is 1..6 (``n = 9``, GPAW's
+    Fourier-space ``FTLaplace``, raises TypeError). Needs GPAW.
     """
     fd_operators = _gpaw_module("gpaw.fd_operators")
     return from_gpaw(fd_operators.Laplace(gd, scale, n, dtype), approach=approach, **options)
+
+
+def GUCLaplace(  # noqa: N802 (GPAW's name)
+    gd: Any, scale: float = 1.0, n: int = 1, dtype: object = float, *, approach: str = DEFAULT_APPROACH, **options: Any
+) -> FDOperator:
+    """GPAW's ``GUCLaplace(gd, scale, n, dtype)`` (the Laplacian of any cell), applied by
+    hybridfd; GPAW's coefficients and offsets, as :func:`Laplace`. Needs GPAW."""
+    fd_operators = _gpaw_module("gpaw.fd_operators")
+    return from_gpaw(fd_operators.GUCLaplace(gd, scale, n, dtype), approach=approach, **options)
+
+
+def Gradient(  # noqa: N802 (GPAW's name)
+    gd: Any,
+    v: int,
+    scale: float = 1.0,
+    n: int = 1,
+    dtype: object = float,
+    *,
+    approach: str = DEFAULT_APPROACH,
+    **options: Any,
+) -> FDOperator:
+    """GPAW's ``Gradient(gd, v, scale, n, dtype)``, the derivative along Cartesian axis
+    ``v`` (0, 1, 2) on any cell, applied by hybridfd; GPAW's coefficients and offsets.
+    ``gd`` is a GridDescriptor or a ``UGDesc``, as in GPAW. On a strongly skewed cell
+    GPAW's neighbour directions can step two or more points along an axis; ``n`` times
+    that step must stay within 6 points (ValueError naming the offset). Needs GPAW."""
+    fd_operators = _gpaw_module("gpaw.fd_operators")
+    return from_gpaw(fd_operators.Gradient(gd, v, scale, n, dtype), approach=approach, **options)

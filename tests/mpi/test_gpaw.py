@@ -79,6 +79,41 @@ def laplace_terms(gd, scale, n):
     return coefs, offsets
 
 
+# GPAW's stencils for non-orthogonal cells (gpaw/fd_operators.py): GUCLaplace and Gradient
+# take, along each of D neighbour directions M, the multiples +1..+n then -1..-n of M.
+# Directions of hexagonal, fcc and bcc cells; the weights here are made up.
+DIRECTIONS = {
+    "hexagonal": [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, -1, 0)],
+    "fcc": [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, -1, 0), (0, 1, -1), (1, 0, -1)],
+    "bcc": [(1, 0, 0), (0, 1, 0), (0, 0, 1), (1, 1, 1)],
+}
+# GPAW's `derivatives` table (n = 1, 2): Gradient's weights at +M..+nM (-M..-nM negated).
+DERIVATIVES = {1: [1 / 2], 2: [2 / 3, -1 / 12]}
+
+
+def direction_terms(directions, n, gradient=False):
+    """GPAW's (coef_p, offset_pc) of a GUCLaplace (or, ``gradient``, a Gradient) along
+    ``directions``: the centre (Laplacian only), then per direction +1..+n, -1..-n."""
+    weights = 0.75 + 0.125 * np.arange(len(directions))
+    coefs, offsets = ([], []) if gradient else ([LAPLACE[n][0] * weights.sum()], [(0, 0, 0)])
+    for weight, direction in zip(weights, np.array(directions), strict=True):
+        for sign in (1, -1):
+            for d in range(1, n + 1):
+                offsets.append(tuple(int(o) for o in sign * d * direction))
+                coefs.append(sign * weight * DERIVATIVES[n][d - 1] if gradient else weight * LAPLACE[n][d])
+    return coefs, offsets
+
+
+STENCILS = {
+    "orthorhombic": lambda gd: laplace_terms(gd, -0.5, 2),
+    "hexagonal": lambda gd: direction_terms(DIRECTIONS["hexagonal"], 2),
+    "fcc": lambda gd: direction_terms(DIRECTIONS["fcc"], 2),
+    "bcc": lambda gd: direction_terms(DIRECTIONS["bcc"], 1),
+    "gradient-fcc": lambda gd: direction_terms(DIRECTIONS["fcc"], 2, gradient=True),
+    "gradient-bcc": lambda gd: direction_terms(DIRECTIONS["bcc"], 1, gradient=True),
+}
+
+
 def global_batch(shape, batch, dtype, seed):
     rng = np.random.default_rng(seed)
     values = rng.standard_normal((*batch, *shape))
@@ -108,15 +143,19 @@ def test_decomposition_holds_gpaws_boxes(comm, parsize, pbc):
     assert dec.local_shape(3) == gd.empty(3).shape
 
 
+@pytest.mark.parametrize("kind", list(STENCILS))
 @pytest.mark.parametrize(("dtype", "phased"), [(float, False), (complex, False), (complex, True)])
 @pytest.mark.parametrize("pbc", PBCS, ids=["PPP", "NNN", "PNP"])
 @pytest.mark.parametrize("parsize", GRIDS, ids=["auto", "x", "y"])
-def test_apply_matches_reference(comm, dtype, pbc, parsize, phased):
+def test_apply_matches_reference(comm, dtype, pbc, parsize, phased, kind):
+    # GPAW's phases are per sender; the reference's per face of the domain, its edges and
+    # corners taking the product of the faces they cross.
     big_n = (12, 14, 11)
     shape = tuple(n - 1 + p for n, p in zip(big_n, pbc, strict=True))
     gd = FakeGridDescriptor(big_n, pbc, comm, parsize or hf.decomposition.automatic_grid(shape, SIZE))
-    coefs, offsets = laplace_terms(gd, -0.5, 2)
+    coefs, offsets = STENCILS[kind](gd)
     op = hfg.FDOperator(coefs, offsets, gd, dtype, approach="flat-original")
+    assert op.stencil.is_star == (kind == "orthorhombic")
     full = global_batch(shape, (2, 3), dtype, seed=11)
     a = gd.empty((2, 3), dtype)
     a[...] = full[(..., *gd.global_slices())]
@@ -141,6 +180,26 @@ def test_apply_matches_reference(comm, dtype, pbc, parsize, phased):
     optimized = gd.empty((2, 3), dtype)
     hfg.FDOperator(coefs, offsets, gd, dtype, approach="flat-optimized").apply(a, optimized, phase_cd)
     np.testing.assert_array_equal(optimized, b)
+
+
+@pytest.mark.parametrize(("dtype", "phased"), [(float, False), (complex, True)])
+def test_diagonal_offsets_across_a_one_point_axis(comm, dtype, phased):
+    # GPAW's own test of Gradient on a (1, 7, 1) grid of a skewed cell: x is one point
+    # thick, so the offsets along (-1, 1, 0) read this box's own x-wrapped points from the
+    # neighbour along y, with the phases of both boundaries where they cross both.
+    big_n, pbc = (1, 8, 1), (True, True, True)
+    gd = FakeGridDescriptor(big_n, pbc, comm, (1, SIZE, 1))
+    coefs, offsets = direction_terms([(1, 0, 0), (0, 1, 0), (0, 0, 1), (-1, 1, 0)], 1, gradient=True)
+    op = hfg.FDOperator(coefs, offsets, gd, dtype)
+    full = global_batch(big_n, (2,), dtype, seed=3)
+    a = gd.empty(2, dtype)
+    a[...] = full[(..., *gd.global_slices())]
+    b = gd.empty(2, dtype)
+    k = np.array([0.25, -0.125, 1 / 3])
+    op.apply(a, b, np.exp(2j * np.pi * gd.sdisp_cd * k[:, np.newaxis]) if phased else None)
+    phases = np.exp(2j * np.pi * np.array([-1, 1]) * k[:, np.newaxis]) if phased else None
+    expected = hf.reference.apply(op.stencil, full, periodic=pbc, phases=phases)[(..., *gd.global_slices())]
+    np.testing.assert_allclose(b, expected, rtol=0, atol=1e-13 * np.abs(expected).max())
 
 
 def test_float_ignores_phases(comm):
@@ -173,23 +232,44 @@ def test_stencil_of_gpaw_terms():
     coefs = [-3.0, 1.0, 0.5, 1.5, 2.0, 0.25, 0.75]
     offsets = [(0, 0, 0), (1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1)]
     stencil = hfg.stencil_of(coefs, offsets)
-    assert stencil.radius == 1 and stencil.centre == -3.0
+    assert stencil.is_star and stencil.radius == 1 and stencil.centre == -3.0
     np.testing.assert_array_equal(stencil.plus[:, 0], [1.0, 1.5, 0.25])
     np.testing.assert_array_equal(stencil.minus[:, 0], [0.5, 2.0, 0.75])
 
 
+@pytest.mark.parametrize("kind", ["hexagonal", "fcc", "bcc"])
+@pytest.mark.parametrize("gradient", [False, True], ids=["laplace", "gradient"])
+def test_stencil_of_offsets_along_several_axes(kind, gradient):
+    # GPAW's offset_pc as GUCLaplace builds it: a list of numpy rows.
+    coefs, offsets = direction_terms(DIRECTIONS[kind], 2, gradient)
+    stencil = hfg.stencil_of(np.array(coefs), [np.array(o) for o in offsets])
+    assert not stencil.is_star and stencil.reads_edges and stencil.radius == 2
+    given = dict(zip(offsets, coefs, strict=True))
+    got = dict(zip(map(tuple, stencil.offsets.tolist()), stencil.weights.tolist(), strict=True))
+    assert got == given
+
+
+def test_gpaw_star_offsets_keep_the_star_kernels():
+    # GPAW's Gradient on an orthogonal cell: one axis, no centre.
+    stencil = hfg.stencil_of([0.5, -0.5, 1 / 12, -1 / 12], [(0, 2, 0), (0, -2, 0), (0, 1, 0), (0, -1, 0)])
+    assert stencil.is_star and stencil.radius == 2 and stencil.centre == 0.0
+    np.testing.assert_array_equal(stencil.plus[1], [1 / 12, 0.5])
+    np.testing.assert_array_equal(stencil.minus[1], [-1 / 12, -0.5])
+
+
 @pytest.mark.parametrize(
-    ("coefs", "offsets", "message"),
+    ("coefs", "offsets", "error", "message"),
     [
-        ([1.0, 2.0], [(0, 0, 0), (1, 1, 0)], r"offset \(1, 1, 0\) \(coefficient 2.0\) moves along two axes"),
-        ([1.0, 2.0], [(0, 0, 0), (0, 0, 7)], "reaches 7 points"),
-        ([1.0, 2.0, 3.0], [(0, 0, 0), (1, 0, 0), (1, 0, 0)], r"offset \(1, 0, 0\) appears twice"),
-        ([1.0], [(0, 0)], r"offset_pc \(P, 3\)"),
+        ([1.0, 2.0], [(0, 0, 0), (3, -7, 0)], ValueError, r"stencil offset \(3, -7, 0\) reaches beyond 6 points"),
+        ([1.0, 2.0, 3.0], [(0, 0, 0), (1, 1, 0), (1, 1, 0)], ValueError, r"stencil offset \(1, 1, 0\) is given twice"),
+        ([1.0], [(0, 0)], ValueError, r"offset_pc \(P, 3\)"),
+        ([1.0, 2.0], [(0, 0, 0), (0.5, 1, 0)], TypeError, "stencil offsets must be integers"),
+        ([1.0], [(0, 0, 0)], ValueError, "at least one offset other than the centre"),
     ],
 )
-def test_not_a_star_stencil_raises_on_every_rank(comm, coefs, offsets, message):
+def test_bad_stencil_raises_on_every_rank(comm, coefs, offsets, error, message):
     gd = FakeGridDescriptor((8, 8, 8), (True,) * 3, comm, (SIZE, 1, 1))
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(error, match=message):
         hfg.FDOperator(coefs, offsets, gd, float)
 
 
@@ -206,7 +286,7 @@ def test_errors_name_gpaws_ranks(comm):
     coefs, offsets = laplace_terms(gd, 1.0, 1)
     if comm.rank == SIZE - 1:
         offsets[2] = offsets[1]
-    with pytest.raises(ValueError, match=rf"^rank {SIZE - 1}: .*offset \(1, 0, 0\) appears twice"):
+    with pytest.raises(ValueError, match=rf"^rank {SIZE - 1}: .*offset \(1, 0, 0\) is given twice"):
         hfg.FDOperator(coefs, offsets, gd, float)
 
 
@@ -255,5 +335,6 @@ def test_mpi4py_backend_wrapper_is_unwrapped(comm):
 def test_laplace_without_gpaw_says_how_to_get_it(comm, monkeypatch):
     monkeypatch.setitem(sys.modules, "gpaw.fd_operators", None)  # absent, even where GPAW is installed
     gd = FakeGridDescriptor((8, 8, 8), (True,) * 3, comm, (SIZE, 1, 1))
-    with pytest.raises(ImportError, match="hybridfd.gpaw needs GPAW for this .*pip install gpaw"):
-        hfg.Laplace(gd, 1.0, 2)
+    for build in (lambda: hfg.Laplace(gd, 1.0, 2), lambda: hfg.GUCLaplace(gd), lambda: hfg.Gradient(gd, 0)):
+        with pytest.raises(ImportError, match="hybridfd.gpaw needs GPAW for this .*pip install gpaw"):
+            build()
