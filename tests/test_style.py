@@ -76,7 +76,7 @@ def test_the_project_speaks_of_itself() -> None:
     assert not found, "\n".join(found)
 
 
-DOC_LINE_LIMITS = {"performance.md": 400, "simulation.md": 400, "design.md": 600}
+DOC_LINE_LIMITS = {"performance.md": 460, "simulation.md": 400, "design.md": 600}
 
 
 def test_docs_are_bounded_and_linked_from_the_readme() -> None:
@@ -84,7 +84,7 @@ def test_docs_are_bounded_and_linked_from_the_readme() -> None:
     lines = {path.name: len(path.read_text().splitlines()) for path in docs}
     for name, limit in DOC_LINE_LIMITS.items():
         assert lines.get(name, 0) <= limit, f"docs/{name}: {lines.get(name)} lines, at most {limit}"
-    assert sum(lines.values()) <= 2400, f"docs/*.md: {sum(lines.values())} lines together, at most 2,400"
+    assert sum(lines.values()) <= 2500, f"docs/*.md: {sum(lines.values())} lines together, at most 2,500"
     readme = (ROOT / "README.md").read_text()
     unlinked = [path.name for path in docs if f"(docs/{path.name}" not in readme]
     assert not unlinked, f"docs not linked from README.md: {unlinked}"

@@ -36,13 +36,18 @@ class Halo {
   // Called with the grids [first, last) of a batch whose ghosts are in.
   using Compute = std::function<void(std::int64_t first, std::int64_t last)>;
 
+  // flat-optimized (all directions at once, batched, double buffered): what an exchange on
+  // its own wants by default, more than the papers' baseline an Operator defaults to.
+  static Options default_options() { return Options{.approach = "flat-optimized"}; }
+
   // Collective. Throws on every rank, naming the value, for widths outside 0..6 or all 0,
   // a box thinner than a width along an axis that exchanges, or options that are bad or
   // differ between ranks (as Operator).
   Halo(std::shared_ptr<const Decomposition> decomposition, const Offset& widths, bool corners,
-       const Options& options = {});
+       const Options& options = default_options());
   // The halo `stencil` reads: its widths, and edges and corners if it reads them.
-  Halo(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil, const Options& options = {});
+  Halo(std::shared_ptr<const Decomposition> decomposition, const Stencil& stencil,
+       const Options& options = default_options());
   ~Halo();
 
   // Collective: fills every ghost layer of the padded grids, batch by batch as the
