@@ -192,7 +192,8 @@ bench-peers: setup
 # against that environment's MPI (its own build directory, so .venv's build is untouched).
 GPAW_PEER := .peers/gpaw
 GPAW_RUN := PATH="$(CURDIR)/$(GPAW_PEER)/bin:$$PATH" GPAW_MPI_BACKEND=mpi4py OMP_NUM_THREADS=1
-$(GPAW_PEER)/.hybridfd-installed: $(GPAW_PEER)/bin/gpaw $(SOURCES)
+# .venv's build tools come first: every build compiles through its ccache (above).
+$(GPAW_PEER)/.hybridfd-installed: $(VENV)/.deps $(GPAW_PEER)/bin/gpaw $(SOURCES)
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python -m pip install --quiet $(BUILD_DEPS) pytest hypothesis
 	$(GPAW_RUN) $(GPAW_PEER)/bin/python -m pip install --quiet --no-build-isolation -C build-dir=build/gpaw-peer .
 	touch $@

@@ -200,6 +200,11 @@ def test_for_stencil_exchanges_what_the_stencil_reads(comm):
     directions = {direction for direction, _, _ in halo.messages}
     assert directions == {(1, 0, 0), (-1, 0, 0), (0, 1, 0), (0, -1, 0), (0, 0, 1), (0, 0, -1), (1, 1, 0), (-1, -1, 0)}
     assert len(hf.Halo(dec, (1, 1, 1), True).messages) == 26
+    # empty(): zeroed, C-contiguous, the first grid's interior on a cache line.
+    for grids in (None, 3):
+        a = halo.empty(grids)
+        assert a.shape == ((3,) if grids else ()) + halo.padded_shape and a.flags.c_contiguous and not a.any()
+        assert halo.interior(a).__array_interface__["data"][0] % 64 == 0
 
 
 def bad_arrays(halo: hf.Halo) -> list[tuple[object, type, str]]:

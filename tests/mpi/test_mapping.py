@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from _cases import general_stencil
 from mpi4py import MPI
 
 import hybridfd as hf
@@ -56,6 +57,13 @@ def test_apply_under_a_mapping_matches_reference(comm, strategy, topology):
     config = op.config["mapping"]
     assert config["strategy"] == strategy and config["hop_bytes"] == dec.mapping_metrics(2).hop_bytes
     assert config["total_bytes"] == 2 * info.metrics.total_bytes  # radius 2 doubles every face
+    # A general stencil's edge and corner blocks go to the mapped diagonal neighbours.
+    general = general_stencil(seed=2, reach=2)
+    out = dec.gather(
+        hf.Operator(dec, general, approach="flat-optimized").apply(dec.scatter(batch if comm.rank == 0 else None))
+    )
+    if comm.rank == 0:
+        np.testing.assert_array_equal(out, hf.reference.apply(general, batch, periodic=dom.periodic))
 
 
 def test_round_robin_on_multi_node_topology_permutes_ranks(comm):
