@@ -60,6 +60,14 @@ def test_tracer_buffers_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
     assert result.returncode == 0 and "ok" in result.output, result.output
 
 
+def test_errors_name_the_callers_ranks_from_cpp_alone(cpp_tests: Path) -> None:
+    """A Decomposition built by a C++ user on their communicator, with a Layout that
+    renumbers it, and the Operator on it name that communicator's ranks in their errors."""
+    result = launch.run(3, [str(cpp_tests / "rank_names_test")], timeout=120)
+    assert not result.timed_out, result.output
+    assert result.returncode == 0 and "ok" in result.output, result.output
+
+
 @pytest.mark.parametrize("ranks", [1, 2])
 def test_minimd_app_links_and_runs_from_cpp_alone(cpp_tests: Path, ranks: int) -> None:
     """The installed hybridfd::minimd target: a melt with every particle exchange,

@@ -239,20 +239,25 @@ NB_MODULE(_core, m) {
       "comm"_a, "The communicator's size as the core sees it (proves a communicator crossed the boundary).");
   m.def(
       "agree_on_problems",
-      [](Comm comm, int kind, const std::string& message, std::int64_t value, const std::string& value_name) {
+      [](Comm comm, int kind, const std::string& message, std::int64_t value, const std::string& value_name,
+         const std::vector<int>& rank_names) {
         std::optional<hybridfd::Problem> local;
         if (kind != 0) local = hybridfd::Problem{static_cast<hybridfd::ProblemKind>(kind), message};
-        hybridfd::agree_on_problems(comm.handle, local, value, value_name.empty() ? nullptr : value_name.c_str());
+        hybridfd::agree_on_problems(comm.handle, local, value, value_name.empty() ? nullptr : value_name.c_str(),
+                                    rank_names);
       },
-      "comm"_a, "kind"_a, "message"_a, "value"_a = 0, "value_name"_a = "", nb::call_guard<nb::gil_scoped_release>());
+      "comm"_a, "kind"_a, "message"_a, "value"_a = 0, "value_name"_a = "", "rank_names"_a = std::vector<int>{},
+      nb::call_guard<nb::gil_scoped_release>());
   m.def(
       "agree_on_setting",
-      [](Comm comm, int kind, const std::string& message, const std::string& setting, const std::string& setting_name) {
+      [](Comm comm, int kind, const std::string& message, const std::string& setting, const std::string& setting_name,
+         const std::vector<int>& rank_names) {
         std::optional<hybridfd::Problem> local;
         if (kind != 0) local = hybridfd::Problem{static_cast<hybridfd::ProblemKind>(kind), message};
-        hybridfd::agree_on_setting(comm.handle, local, setting, setting_name.c_str());
+        hybridfd::agree_on_setting(comm.handle, local, setting, setting_name.c_str(), rank_names);
       },
-      "comm"_a, "kind"_a, "message"_a, "setting"_a, "setting_name"_a, nb::call_guard<nb::gil_scoped_release>());
+      "comm"_a, "kind"_a, "message"_a, "setting"_a, "setting_name"_a, "rank_names"_a = std::vector<int>{},
+      nb::call_guard<nb::gil_scoped_release>());
 
   nb::class_<hybridfd::Stencil>(m, "Stencil")
       .def_ro("radius", &hybridfd::Stencil::radius)
@@ -321,6 +326,7 @@ NB_MODULE(_core, m) {
       .def_prop_ro("splits", &hybridfd::Decomposition::splits)
       .def_prop_ro("rank", &hybridfd::Decomposition::rank)
       .def_prop_ro("size", &hybridfd::Decomposition::size)
+      .def_prop_ro("caller_ranks", &hybridfd::Decomposition::caller_ranks)
       .def_prop_ro("communicator", [](const hybridfd::Decomposition& self) { return Comm{self.communicator()}; })
       .def("coords", &hybridfd::Decomposition::coords, "rank"_a)
       .def(

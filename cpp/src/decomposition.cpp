@@ -2,6 +2,7 @@
 
 #include <array>
 #include <limits>
+#include <numeric>
 #include <string>
 
 #include "format.hpp"
@@ -86,7 +87,7 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, std::optional<
       splits_[axis][part] =
           part < grid_[axis] ? split_axis(domain.shape[axis], grid_[axis], part).offset : domain.shape[axis];
   }
-  connect(comm);
+  connect(comm, comm);
 }
 
 namespace {
@@ -175,22 +176,33 @@ Decomposition::Decomposition(MPI_Comm comm, const Domain& domain, const Layout& 
   agree_on_setting(comm, problem, setting, "domain and layout");
   splits_ = layout.splits;
   if (row_major_ranks) {
-    connect(comm);
+    connect(comm, comm);
     return;
   }
   // MPI_Cart_create numbers ranks row-major, so the ranks are first put in that order.
   MPI_Comm ordered = MPI_COMM_NULL;
   MPI_Comm_split(comm, 0, static_cast<int>(position_index), &ordered);
-  connect(ordered);
+  connect(ordered, comm);
   MPI_Comm_free(&ordered);
 }
 
-void Decomposition::connect(MPI_Comm comm) {
+void Decomposition::connect(MPI_Comm ordered, MPI_Comm caller) {
   int dims[3] = {grid_[0], grid_[1], grid_[2]};
   int periods[3] = {domain_.periodic[0], domain_.periodic[1], domain_.periodic[2]};
   // reorder = 0: MPICH and Open MPI ignore it anyway; mapping reorders ranks itself.
-  MPI_Cart_create(comm, 3, dims, periods, 0, &cart_);
+  MPI_Cart_create(ordered, 3, dims, periods, 0, &cart_);
   MPI_Comm_rank(cart_, &rank_);
+  // Asked of MPI, not inferred from the layout: whatever order the Cartesian communicator
+  // has, errors name the caller's ranks.
+  MPI_Group cartesian = MPI_GROUP_NULL, given = MPI_GROUP_NULL;
+  MPI_Comm_group(cart_, &cartesian);
+  MPI_Comm_group(caller, &given);
+  std::vector<int> ranks(static_cast<std::size_t>(size_));
+  std::iota(ranks.begin(), ranks.end(), 0);
+  caller_ranks_.resize(ranks.size());
+  MPI_Group_translate_ranks(cartesian, size_, ranks.data(), given, caller_ranks_.data());
+  MPI_Group_free(&given);
+  MPI_Group_free(&cartesian);
   local_box_ = box(rank_);
   for (int axis = 0; axis < 3; ++axis) MPI_Cart_shift(cart_, axis, 1, &neighbours_[axis][0], &neighbours_[axis][1]);
 }

@@ -109,7 +109,8 @@ std::int64_t Halo::agree(const ArrayRef& padded, const BlochPhases* phases, cons
   detail::check_main_thread(config_, main_thread_only_);
   std::int64_t grids = 0;
   const auto problem = find_problem([&] { grids = check(padded, phases, call); });
-  agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
+  agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G",
+                    decomposition_->caller_ranks());
   plan_->set_phases(phases);
   return grids;
 }
@@ -149,7 +150,7 @@ void Halo::run(const ArrayRef& padded, const Compute& compute, const BlochPhases
   std::optional<Problem> problem;
   if (failure) problem = Problem{ProblemKind::value, detail::concat("pipeline compute raised: ", failure_text)};
   try {
-    agree_on_problems(decomposition_->communicator(), problem);
+    agree_on_problems(decomposition_->communicator(), problem, 0, nullptr, decomposition_->caller_ranks());
   } catch (const ValueError&) {
     if (failure) std::rethrow_exception(failure);
     throw;
@@ -174,7 +175,8 @@ void Halo::start(const ArrayRef& padded, const BlochPhases* phases) {
             " float64 values, more than one MPI message can carry (", INT_MAX, "); exchange them in batches"));
     });
     detail::check_main_thread(config_, main_thread_only_);
-    agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
+    agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G",
+                      decomposition_->caller_ranks());
   }
   plan_->set_phases(phases);
   const Decomposition& dec = *decomposition_;
@@ -206,7 +208,7 @@ void Halo::finish() {
   const auto problem = find_problem([&] {
     if (!started_) throw ValueError("halo finish without a start");
   });
-  agree_on_problems(decomposition_->communicator(), problem);
+  agree_on_problems(decomposition_->communicator(), problem, 0, nullptr, decomposition_->caller_ranks());
   if (split_ticket_ >= 0) {
     split_buffers_->wait(split_ticket_);
     split_buffers_->compute_batch(0, split_grids_data_, nullptr, 0, split_count_);

@@ -163,7 +163,8 @@ Setup set_up(const Decomposition& dec, const Options& options, const Offset& wid
   // Thread t of a rank exchanges with thread t of its neighbours, so the counts must
   // agree; so must all that shapes the messages (schedule, transport, batches, widths)
   // or the result (the coefficients), or ranks would wait for faces never sent.
-  agree_on_setting(dec.communicator(), problem, setting_text(config, described), "operator setting");
+  agree_on_setting(dec.communicator(), problem, setting_text(config, described), "operator setting",
+                   dec.caller_ranks());
   return setup;
 }
 
@@ -261,7 +262,8 @@ void Operator::apply(const ArrayRef& in, const ArrayRef& out, const BlochPhases*
     grids = check_arrays(in, out);
     if (phases) detail::check_phases(decomposition_->domain(), *phases);
   });
-  agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G");
+  agree_on_problems(decomposition_->communicator(), problem, grids, "number of grids G",
+                    decomposition_->caller_ranks());
   plan_->set_phases(phases);
   const auto start = std::chrono::steady_clock::now();
   {
@@ -283,7 +285,8 @@ void Operator::start_trace(std::int64_t events_per_thread) {
       throw ValueError(detail::concat("events per thread ", events_per_thread, " for ", config_.threads,
                                       " threads need more than this machine's ", memory, " bytes of memory"));
   });
-  agree_on_problems(decomposition_->communicator(), problem, events_per_thread, "events per thread");
+  agree_on_problems(decomposition_->communicator(), problem, events_per_thread, "events per thread",
+                    decomposition_->caller_ranks());
   tracer_.start(decomposition_->communicator(), config_.threads, events_per_thread);
 }
 

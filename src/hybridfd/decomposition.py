@@ -9,7 +9,6 @@ points per axis and any assignment of ranks to boxes.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -20,7 +19,8 @@ from hybridfd import _core
 from hybridfd._collective import Problem, agree, agree_on_setting, checked_root
 from hybridfd.arrays import empty_aligned
 from hybridfd.domain import Domain
-from hybridfd.mapping import MappingInfo, Metrics, Topology, reorder_communicator, stencil_pattern
+from hybridfd.mapping import MappingInfo, Metrics, Topology, stencil_pattern
+from hybridfd.mapping.apply import map_ranks
 
 
 class Box(NamedTuple):
@@ -97,11 +97,6 @@ def split_axis(points: int, parts: int, part: int) -> tuple[int, int]:
     return _core.split_axis(points, parts, part)
 
 
-def _free(comm: MPI.Comm) -> None:
-    if not MPI.Is_finalized():
-        comm.Free()
-
-
 class Decomposition:
     """Splits ``domain`` over the ranks of ``comm`` (default ``MPI.COMM_WORLD``).
 
@@ -118,9 +113,10 @@ class Decomposition:
     without a mapping means ``packed``. :attr:`mapping` then tells what was done.
 
     The renumbering (a mapping's, or a layout's ``positions``) is hybridfd's own: the
-    ``root`` of :meth:`scatter` and :meth:`gather`, and the ranks their errors name, are
-    ranks of ``comm``. :attr:`comm`, :attr:`rank`, :meth:`coords` and :meth:`box` speak of
-    the renumbered Cartesian communicator.
+    ``root`` of :meth:`scatter` and :meth:`gather`, and the ranks named by the errors of
+    this decomposition and of the operators on it, are ranks of ``comm``. :attr:`comm`,
+    :attr:`rank`, :meth:`coords` and :meth:`box` speak of the renumbered Cartesian
+    communicator.
     """
 
     def __init__(
@@ -172,37 +168,33 @@ class Decomposition:
             self._core, self.mapping = self._mapped(comm, mapping or "packed", topology)
         #: The Cartesian communicator all of hybridfd's messages use.
         self.comm: MPI.Comm = self._core.communicator
-        self._cartesian_rank_of, self._user_comm = self._user_order(comm)
+        # The rank in ``comm`` of each Cartesian rank, and the other way round.
+        self._caller_ranks = tuple(self._core.caller_ranks)
+        self._cartesian_rank_of = tuple(np.argsort(self._caller_ranks).tolist())
 
-    def _user_order(self, comm: MPI.Comm) -> tuple[tuple[int, ...], MPI.Comm]:
-        """The Cartesian rank of each rank of ``comm``, and a communicator in ``comm``'s rank order.
+    def _agree(self, problem: Problem | None, value: int = 0, value_name: str = "") -> None:
+        """Collective over :attr:`comm`: :func:`hybridfd._collective.agree`, naming the caller's
+        ranks. Over the Cartesian communicator, as the core's agreements run, so a check here
+        and the core's meet in the same collectives."""
+        agree(self.comm, problem, value, value_name, self._caller_ranks)
 
-        Collective. The agreement on bad input runs on the latter, so its errors name the
-        user's ranks: :attr:`comm` itself unless the ranks were renumbered, else a copy of
-        ``comm`` (``comm`` itself may be freed while this decomposition lives), freed with it.
-        """
-        user, cartesian = comm.Get_group(), self.comm.Get_group()
-        try:
-            cartesian_rank_of = tuple(int(r) for r in MPI.Group.Translate_ranks(user, range(self.size), cartesian))
-        finally:
-            user.Free()
-            cartesian.Free()
-        if cartesian_rank_of == tuple(range(self.size)):
-            return cartesian_rank_of, self.comm
-        copy = comm.Dup()
-        weakref.finalize(self, _free, copy)
-        return cartesian_rank_of, copy
+    def _agree_on_setting(self, problem: Problem | None, setting: str, setting_name: str) -> None:
+        """Collective over :attr:`comm`: :func:`hybridfd._collective.agree_on_setting`, naming the caller's ranks."""
+        agree_on_setting(self.comm, problem, setting, setting_name, self._caller_ranks)
 
     def _mapped(self, comm: MPI.Comm, strategy: str, topology: Topology | str | None) -> tuple:
         domain, grid = self.domain, tuple(self._core.grid)
         # Per grid and radius 1: face bytes scale with radius and grids alike, so the
         # placement that is best for one is best for all (see mapping_metrics).
         pattern = stencil_pattern(domain.shape, grid, domain.periodic, 1, np.dtype(domain.dtype).itemsize)
-        reordered, info = reorder_communicator(comm, grid, strategy, topology, pattern=pattern)
-        try:
-            core = _core.Decomposition(reordered, domain.shape, domain.periodic, domain.dtype, grid)
-        finally:
-            reordered.Free()
+        info = map_ranks(comm, grid, strategy, topology, pattern=pattern)
+        # The mapping as a layout of the same boxes: the core renumbers the ranks of comm
+        # itself, so it knows each one's rank in comm and its errors name that.
+        positions = [[0, 0, 0]] * comm.size
+        for position, rank in enumerate(info.rank_order):
+            positions[rank] = [int(c) for c in np.unravel_index(position, grid)]
+        splits = [list(axis_splits) for axis_splits in self._core.splits]
+        core = _core.Decomposition(comm, domain.shape, domain.periodic, domain.dtype, splits, positions)
         # MPI_Cart_create without reorder keeps ranks: rank p sits at row-major position p.
         if info.rank_order[core.rank] != comm.rank:
             raise RuntimeError(
@@ -270,14 +262,14 @@ class Decomposition:
         None. The box is a new array on a cache line (hybridfd.arrays).
         """
         comm = self.comm
-        root, problem = checked_root(self._user_comm, root)
+        root, problem = checked_root(self.size, root)
         header = None
-        if problem is None and self._user_comm.rank == root:
+        if problem is None and self._caller_ranks[self.rank] == root:
             try:
                 header = self._check_global(global_batch)
             except Problem as found:
                 problem = found
-        agree(self._user_comm, problem, root, "root")
+        self._agree(problem, root, "root")
         root = self._cartesian_rank_of[root]
         ndim, grids = comm.bcast(header, root=root)
         local_shape = self.local_shape(grids if ndim == 4 else None)
@@ -301,7 +293,7 @@ class Decomposition:
         renumbered :attr:`comm`).
         """
         comm = self.comm
-        root, problem = checked_root(self._user_comm, root)
+        root, problem = checked_root(self.size, root)
         grids = 0
         if problem is None:
             try:
@@ -309,7 +301,7 @@ class Decomposition:
             except Problem as found:
                 problem = found
         setting = f"root {root}, number of grids G {grids}"
-        agree_on_setting(self._user_comm, problem, setting, "root and number of grids G")
+        self._agree_on_setting(problem, setting, "root and number of grids G")
         root = self._cartesian_rank_of[root]
         if comm.rank != root:
             comm.Send(np.ascontiguousarray(local_batch), dest=root, tag=1)

@@ -200,8 +200,8 @@ class FDOperator:
             stencil = stencil_of(coef_p, offset_pc)
         except (ValueError, TypeError) as error:
             problem = Problem(str(error), type(error))
-        # Over gd.comm's rank order, not the layout's Cartesian one: the error names GPAW's ranks.
-        agree(self.decomposition._user_comm, problem)
+        # The error names GPAW's ranks (the ranks of gd.comm), not the layout's Cartesian ones.
+        self.decomposition._agree(problem)
         #: The hybridfd Operator that does the work (``operator`` is GPAW's name for its C object).
         self.hybridfd_operator = Operator(self.decomposition, stencil, approach, **options)
         self.gd = gd
@@ -240,7 +240,7 @@ class FDOperator:
             try:
                 phases = self._bloch_phases(phase_cd)
             except Problem as problem:
-                agree(self.decomposition.comm, problem, 0, "number of grids G")
+                self.decomposition._agree(problem, 0, "number of grids G")
         shape = np.shape(in_xg)
         if len(shape) > 4 and isinstance(in_xg, np.ndarray) and isinstance(out_xg, np.ndarray):
             # Leading batch dimensions fold into one G axis (views of GPAW's C-contiguous arrays).

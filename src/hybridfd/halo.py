@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from hybridfd import _core
-from hybridfd._collective import Problem, agree
+from hybridfd._collective import Problem
 from hybridfd.arrays import placed_flat
 from hybridfd.decomposition import Decomposition
 from hybridfd.operator import _option_problem, _phase_pairs
@@ -76,7 +76,7 @@ class Halo:
         if problem is None and _stencil is None:
             problem = _widths_problem(widths, corners)
         if problem is not None:
-            agree(decomposition.comm, problem)
+            decomposition._agree(problem)
         self.decomposition = decomposition
         self._core = _core.Halo(
             decomposition._core,
@@ -102,9 +102,8 @@ class Halo:
         """The halo ``stencil`` reads: its :attr:`~hybridfd.Stencil.widths`, and the edge and
         corner blocks its diagonal offsets point to (a star stencil: the six faces)."""
         if not isinstance(stencil, Stencil):
-            agree(
-                decomposition.comm,
-                Problem(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}", TypeError),
+            decomposition._agree(
+                Problem(f"stencil must be a hybridfd.Stencil, got {type(stencil).__name__}", TypeError)
             )
         return cls(decomposition, approach=approach, _stencil=stencil, **options)  # type: ignore[arg-type]
 
@@ -192,7 +191,7 @@ class Halo:
             except Problem as found:
                 problem = found
         if problem is not None:
-            agree(self.decomposition.comm, problem, 0, "number of grids G")
+            self.decomposition._agree(problem, 0, "number of grids G")
         return core_phases
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from hybridfd import _core
-from hybridfd._collective import Problem, agree, agree_on_setting
+from hybridfd._collective import Problem
 from hybridfd.arrays import empty_aligned
 from hybridfd.decomposition import Decomposition
 from hybridfd.stencil import Stencil
@@ -78,7 +78,7 @@ class Operator:
             master_share,
         )
         if problem is not None:
-            agree(decomposition.comm, problem)
+            decomposition._agree(problem)
         self.decomposition = decomposition
         self.stencil = stencil
         self._tuning = None
@@ -105,9 +105,8 @@ class Operator:
         if grids is not None or tune_options is not None:
             # Through agree, so a rank that alone passed them does not leave the others
             # waiting in the core's constructor.
-            agree(
-                decomposition.comm,
-                Problem(f"grids and tune_options apply to approach='auto' only, not to approach {approach!r}"),
+            decomposition._agree(
+                Problem(f"grids and tune_options apply to approach='auto' only, not to approach {approach!r}")
             )
         self._core = _core.Operator(
             decomposition._core,
@@ -153,7 +152,7 @@ class Operator:
         # there, and both raise.
         most = "the default" if threads is None else threads
         setting = f"approach auto (threads at most {most}), {self.stencil._core.description()}"
-        agree_on_setting(self.decomposition.comm, problem, setting, "operator setting")
+        self.decomposition._agree_on_setting(problem, setting, "operator setting")
         self._auto_threads = threads
         self._tune_options = dict(tune_options or {})
         if grids is not None:
@@ -177,7 +176,7 @@ class Operator:
         # The trials are collective: every rank's apply must hold the same G, at every
         # apply the tuning lasts (at the first, the Tuning agrees on its G itself).
         if self._tuning_run is not None:
-            agree(self.decomposition.comm, None, grids, "number of grids G")
+            self.decomposition._agree(None, grids, "number of grids G")
         else:
             self._tuning_run = tune.Tuning(
                 self.decomposition, self.stencil, grids, threads=self._auto_threads, **self._tune_options
@@ -269,7 +268,7 @@ class Operator:
 
         events = DEFAULT_EVENTS_PER_THREAD if events_per_thread is None else events_per_thread
         if isinstance(events, bool) or not isinstance(events, int) or events < 1:
-            agree(self.decomposition.comm, Problem(f"events_per_thread {events!r} must be a positive int"))
+            self.decomposition._agree(Problem(f"events_per_thread {events!r} must be a positive int"))
         if self._core is not None:  # approach="auto" starts once tuning made the core
             self._core.start_trace(events)
         self._trace_events = events
@@ -324,7 +323,7 @@ class Operator:
             except Problem as found:
                 problem = found
         if problem is not None:
-            agree(self.decomposition.comm, problem, 0, "number of grids G")
+            self.decomposition._agree(problem, 0, "number of grids G")
         if out is None:
             out = empty_aligned(a.shape, a.dtype)
         done = 0
@@ -335,7 +334,7 @@ class Operator:
             # (tuned on one grid, every batch is one grid), so they are tuned for anew,
             # from the cache if it has them. The same agreement on G as the core's apply:
             # ranks that are not here meet this one there, and all raise.
-            agree(self.decomposition.comm, None, grids, "number of grids G")
+            self.decomposition._agree(None, grids, "number of grids G")
             self._core = None
             self._tuning = None
         if self._core is None:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from hybridfd import _core
-from hybridfd._collective import agree, checked_root
+from hybridfd._collective import checked_root
 
 #: Every event kind, in the core's order (an event's ``kind`` indexes it).
 KINDS: tuple[str, ...] = tuple(_core.trace_kind_names())
@@ -82,9 +82,8 @@ class Trace:
         decomposition; a lane's ``rank`` is its rank in the decomposition's :attr:`comm`.
         """
         decomposition = op.decomposition
-        user = decomposition._user_comm
-        root, problem = checked_root(user, root)
-        agree(user, problem, root, "root")
+        root, problem = checked_root(decomposition.size, root)
+        decomposition._agree(problem, root, "root")
         mine = op._core.trace() if op._core is not None else None
         everything = decomposition.comm.gather(mine, root=decomposition._cartesian_rank_of[root])
         if everything is None:

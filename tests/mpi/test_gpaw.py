@@ -290,6 +290,19 @@ def test_errors_name_gpaws_ranks(comm):
         hfg.FDOperator(coefs, offsets, gd, float)
 
 
+def test_apply_errors_name_gpaws_ranks(comm):
+    """The core's agreement on the arrays, and the adaptor's phase check that meets it
+    there, name GPAW's ranks, not the layout's Cartesian ones."""
+    gd = ReversedGridDescriptor((8, 8, 8), (True,) * 3, comm, (SIZE, 1, 1))
+    op = hfg.FDOperator(*laplace_terms(gd, 1.0, 1), gd, complex)
+    last = comm.rank == SIZE - 1
+    a, b = gd.empty(1, complex), gd.empty(1, complex)
+    with pytest.raises(ValueError, match=rf"^rank {SIZE - 1}: input array has shape \(1, 1, 1, 1\)"):
+        op.apply(np.zeros((1, 1, 1, 1), complex) if last else a, b)
+    with pytest.raises(ValueError, match=rf"^rank {SIZE - 1}: phase_cd must have shape \(3, 2\)"):
+        op.apply(a, b, np.ones(3) if last else np.ones((3, 2), complex))
+
+
 def test_phase_that_is_not_bloch_raises_on_every_rank(comm):
     # With several boxes along a periodic axis, the neighbour's factor is inferred from
     # this rank's own Bloch phase; a factor of modulus 2 cannot be one.

@@ -126,6 +126,75 @@ def test_errors_name_ranks_of_the_given_communicator(comm, strategy):
         dec.gather(dec.zeros(), root=last if comm.rank == last else 0)
 
 
+def rank_list(ranks: list[int]) -> str:
+    """Ranks as errors list them: "rank 3" or "ranks 0-2, 5"."""
+    runs: list[list[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][-1] + 1:
+            runs[-1].append(rank)
+        else:
+            runs.append([rank])
+    text = ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
+    return f"{'rank' if len(ranks) == 1 else 'ranks'} {text}"
+
+
+def on_every_rank(odd: int, value: object, others: object) -> str:
+    """ "<value> on rank <r>" for every rank of the communicator, ``value`` on rank ``odd``."""
+    return ", ".join(f"{value if rank == odd else others} on rank {rank}" for rank in range(SIZE))
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "round-robin"])
+def test_apply_and_trace_errors_name_ranks_of_the_given_communicator(comm, strategy):
+    """The core's agreements on the arrays, G and the trace buffers, and the Python checks
+    that meet them there, name ranks of comm, not of the renumbered dec.comm."""
+    dec, moved = renumbered(comm, strategy)
+    odd = moved[0]
+    mine = comm.rank == odd
+    op = hf.Operator(dec, hf.Stencil.laplace(1, 1.0), approach="flat-optimized")
+    good = dec.zeros(1)
+    with pytest.raises(ValueError, match=rf"^rank {odd}: input array has shape \(1, 1, 1, 1\); this rank's box"):
+        op.apply(np.zeros((1, 1, 1, 1)) if mine else good)
+    got = on_every_rank(odd, 2, 1)
+    with pytest.raises(ValueError, match=rf"^the number of grids G must be the same on every rank, got {got}$"):
+        op.apply(dec.zeros(2) if mine else good)
+    with pytest.raises(TypeError, match=rf"^rank {odd}: input array has dtype float32; the domain's dtype"):
+        op.apply(good.astype(np.float32) if mine else good)
+    huge, got = 2**62, on_every_rank(odd, 2**62, 8)
+    with pytest.raises(
+        ValueError,
+        match=rf"^rank {odd}: events per thread {huge} for \d+ threads need more than .*; "
+        rf"the events per thread must be the same on every rank, got {got}$",
+    ):
+        op.start_trace(huge if mine else 8)
+    with pytest.raises(ValueError, match=rf"^rank {odd}: events_per_thread 0 must be a positive int"):
+        op.start_trace(0 if mine else 8)
+    np.testing.assert_array_equal(op.apply(good), good)  # nothing was left half done
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "round-robin"])
+def test_operator_setting_errors_name_ranks_of_the_given_communicator(comm, strategy):
+    dec, moved = renumbered(comm, strategy)
+    odd = moved[0]
+    mine = comm.rank == odd
+    with pytest.raises(ValueError, match=rf"^rank {odd}: .*'no-such-schedule'"):
+        hf.Operator(
+            dec, hf.Stencil.laplace(1, 1.0), approach="flat-optimized", schedule="no-such-schedule" if mine else None
+        )
+    others = rank_list([rank for rank in range(SIZE) if rank != odd])
+    prefix = "the operator setting must be the same on every rank, got "
+    # A setting only the core compares (the coefficients), and "auto", which Python agrees on.
+    for spacing, approach in ((2.0, "flat-optimized"), (1.0, "auto")):
+        with pytest.raises(ValueError, match=f"^{prefix}") as raised:
+            hf.Operator(
+                dec, hf.Stencil.laplace(1, spacing if mine else 1.0), approach=approach if mine else "flat-optimized"
+            )
+        groups = str(raised.value).removeprefix(prefix)
+        first, second = (f"rank {odd}: ", f"; {others}: ") if odd == 0 else (f"{others}: ", f"; rank {odd}: ")
+        assert groups.startswith(first) and second in groups, groups
+        if approach == "auto":
+            assert f"rank {odd}: approach auto" in groups, groups
+
+
 def test_no_mapping_keeps_the_communicator_order(comm):
     dec = hf.Decomposition(hf.Domain((16, 16, 16)), comm)
     assert dec.mapping is None and dec.rank == comm.rank

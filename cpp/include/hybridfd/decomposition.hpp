@@ -71,6 +71,10 @@ class Decomposition {
   MPI_Comm communicator() const { return cart_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // caller_ranks()[r]: the rank, in the communicator given to the constructor, of rank r
+  // of communicator(). Layout::positions renumber the ranks; errors about this
+  // decomposition (and the operators on it) name ranks by this, so they name the caller's.
+  const std::vector<int>& caller_ranks() const { return caller_ranks_; }
 
   // Where each axis is cut (see Layout::splits).
   const std::array<std::vector<std::int64_t>, 3>& splits() const { return splits_; }
@@ -85,8 +89,9 @@ class Decomposition {
   int neighbour(const std::array<int, 3>& direction) const;
 
  private:
-  // Creates the Cartesian communicator from comm (ranks already in row-major order).
-  void connect(MPI_Comm comm);
+  // Creates the Cartesian communicator from `ordered` (comm's ranks already in row-major
+  // order) and names its ranks by their ranks in `caller`.
+  void connect(MPI_Comm ordered, MPI_Comm caller);
 
   Domain domain_;
   ProcessGrid grid_{};
@@ -94,6 +99,7 @@ class Decomposition {
   MPI_Comm cart_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  std::vector<int> caller_ranks_;
   Box local_box_;
   std::array<std::array<int, 2>, 3> neighbours_{};
 };

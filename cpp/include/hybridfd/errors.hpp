@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -51,15 +52,22 @@ std::optional<Problem> find_problem(Check&& check) {
 // every rank must share (e.g. the number of grids in a batch); if it differs between
 // ranks, that is a ValueError on every rank too. Costs one 3-integer allreduce when
 // nothing is wrong.
+//
+// The message names rank r of comm `rank_names[r]` and lists ranks in ascending order of
+// their names: pass the rank in the caller's communicator when comm renumbers it
+// (Decomposition::caller_ranks()). Empty: comm's own ranks. Otherwise it must hold one
+// name per rank of comm (std::invalid_argument on the ranks that pass a wrong count,
+// before any message). The names shape only the message, never the collectives.
 void agree_on_problems(MPI_Comm comm, const std::optional<Problem>& local, std::int64_t agreed_value = 0,
-                       const char* agreed_value_name = nullptr);
+                       const char* agreed_value_name = nullptr, std::span<const int> rank_names = {});
 
 // Like agree_on_problems, but what every rank must share is a setting in words (a
 // domain, an operator's configuration): a hash of `setting` is agreed, and if it differs
 // every rank throws a ValueError showing each distinct setting and its ranks. A rank's
 // problem takes precedence (its setting may be half resolved). Runs the same collectives
 // as agree_on_problems, so ranks that reached one and the other still meet.
+// `rank_names` as for agree_on_problems.
 void agree_on_setting(MPI_Comm comm, const std::optional<Problem>& local, const std::string& setting,
-                      const char* setting_name);
+                      const char* setting_name, std::span<const int> rank_names = {});
 
 }  // namespace hybridfd

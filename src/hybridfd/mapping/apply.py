@@ -87,6 +87,22 @@ def reorder_communicator(
     arguments raise ValueError on every rank before anything is sent. The caller frees
     the returned communicator.
     """
+    info = map_ranks(comm, grid, strategy, topology, pattern=pattern)
+    position = np.empty(len(info.rank_order), dtype=int)
+    position[list(info.rank_order)] = np.arange(position.size)
+    return comm.Split(0, int(position[comm.rank])), info
+
+
+def map_ranks(
+    comm: MPI.Comm,
+    grid: Sequence[int],
+    strategy: str = "packed",
+    topology: Topology | str | Path | None = None,
+    *,
+    pattern: CommPattern | None = None,
+) -> MappingInfo:
+    """Collective: where ``strategy`` places each rank of ``comm`` (see :func:`reorder_communicator`,
+    which takes the same arguments), without making a communicator."""
     problem = None
     resolved: Topology | str | None = None
     try:
@@ -121,8 +137,4 @@ def reorder_communicator(
     if isinstance(outcome, str):
         raise RuntimeError(f"mapping strategy {strategy!r} failed on rank 0: {outcome}")
     mapping = Mapping(strategy, pattern, resolved, *outcome)
-    rank_order = mapping.rank_of_position()
-    position = np.empty_like(rank_order)
-    position[rank_order] = np.arange(rank_order.size)
-    reordered = comm.Split(0, int(position[comm.rank]))
-    return reordered, MappingInfo(mapping, tuple(int(r) for r in rank_order))
+    return MappingInfo(mapping, tuple(int(r) for r in mapping.rank_of_position()))

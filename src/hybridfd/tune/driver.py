@@ -14,7 +14,6 @@ import numpy as np
 
 from hybridfd import _core
 from hybridfd._collective import Problem as InputProblem
-from hybridfd._collective import agree
 from hybridfd.arrays import empty_aligned
 from hybridfd.perfmodel import calibrate
 from hybridfd.perfmodel.predict import slowest_problem
@@ -109,7 +108,7 @@ class Tuning:
         # differing value raises on every rank before any trial starts, naming the ranks of
         # the communicator given to the decomposition.
         bad = None if problem_text is None else InputProblem(problem_text)
-        agree(decomposition._user_comm, bad, 0 if bad else int(grids), "grids")
+        decomposition._agree(bad, 0 if bad else int(grids), "grids")
         self.decision: Decision | None = None
         self.winner_operator: object | None = None  # the winner's core Operator, once decided
         self.grids_applied = 0  # grids of the caller's arrays the trials computed
