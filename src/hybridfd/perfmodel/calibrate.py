@@ -477,8 +477,17 @@ def calibrate(
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD if comm is None else comm
-    seconds = pingpong(comm, sizes, repeats)
-    latency, bandwidth, half = fit_hockney(sizes, seconds)
+    # Another process holding a core through one size's timings can leave the large
+    # messages' times falling with size; measured again, they rise. Every rank fits rank
+    # 0's times, so all measure again or all go on.
+    for attempt in range(3):
+        seconds = pingpong(comm, sizes, repeats)
+        try:
+            latency, bandwidth, half = fit_hockney(sizes, seconds)
+            break
+        except ValueError:
+            if attempt == 2:
+                raise
     # The compute rate with every core of the host at work, as in a job: ranks on one
     # host share its memory bandwidth (measured: one rank alone ran a third faster than
     # each of two at once). Ranks beyond the host's cores wait, so that none is slowed by
