@@ -35,6 +35,12 @@ inline void copy_lanes(double* to, const double* from, std::int64_t count) {
   std::memcpy(to, from, static_cast<std::size_t>(count) * sizeof(double));
 }
 
+// A run of lanes of a ring row: copied from `from`, or zeros where it is null.
+struct Run {
+  const double* from;
+  std::int64_t count;
+};
+
 // One padded plane of the region: rows y in [y0 - wy, y1 + wy), each of the points
 // z in [z0 - wz, z1 + wz), copied from the blocks they lie in. Blocks of directions the
 // plan does not exchange are never read by the stencil; their points are zeroed.
@@ -44,52 +50,72 @@ struct PlaneAssembler {
   const Region& region;
   std::int64_t rows, row_lanes;
 
-  // Rows [row_begin, row_end) of plane x.
-  void fill_rows(std::int64_t x, double* plane, std::int64_t row_begin, std::int64_t row_end) const {
+  // The runs of ring row `row` of plane x, in z order (below the box, in it, above it),
+  // runs that continue one another in the input (a padded grid's) merged into one.
+  int runs(std::int64_t x, std::int64_t row, Run (&out)[3]) const {
     const Index3& n = plan.extent();
     const Offset& w = plan.widths();
     const std::int64_t lanes = plan.lanes_per_point();
     const AxisPlace px = place(x, n[0], w[0]);
+    const AxisPlace py = place(region.begin[1] - w[1] + row, n[1], w[1]);
     const std::int64_t z_low = region.begin[2] - w[2], z_high = region.begin[2] + region.extent[2] + w[2];
-    // The row's three z runs: below the box, in it, above it.
     const std::int64_t cuts[4] = {z_low, std::clamp<std::int64_t>(0, z_low, z_high),
                                   std::clamp<std::int64_t>(n[2], z_low, z_high), z_high};
-    for (std::int64_t row = row_begin; row < row_end; ++row) {
-      const AxisPlace py = place(region.begin[1] - w[1] + row, n[1], w[1]);
-      double* to = plane + row * row_lanes;
-      // Runs that continue one another in the input (a padded grid's) are copied as one.
-      const double* pending = nullptr;
-      std::int64_t pending_lanes = 0;
-      for (int part = 0; part < 3; ++part) {
-        const std::int64_t begin = cuts[part], end = cuts[part + 1];
-        if (begin >= end) continue;
-        const int sz = part - 1;
-        const std::int64_t local_z = sz < 0 ? begin + w[2] : sz > 0 ? begin - n[2] : begin;
-        const std::int64_t count = (end - begin) * lanes;
-        const Rows* rows_of = nullptr;
-        if (px.side == 0 && py.side == 0 && sz == 0) {
-          rows_of = &input.box;
-        } else {
-          const int tag = direction_tag({px.side, py.side, sz});
-          if (plan.directions() & (DirectionSet{1} << tag)) rows_of = &input.block(tag);
-        }
-        const double* from = rows_of == nullptr ? nullptr : rows_of->at(px.local, py.local) + local_z * lanes;
-        if (pending != nullptr && from == pending + pending_lanes) {
-          pending_lanes += count;
-          continue;
-        }
-        if (pending != nullptr) copy_lanes(to, pending, pending_lanes);
-        to += pending_lanes;
-        pending = from, pending_lanes = count;
-        if (from == nullptr) {
-          std::memset(to, 0, static_cast<std::size_t>(count) * sizeof(double));
-          to += count, pending_lanes = 0;
-        }
+    int count = 0;
+    for (int part = 0; part < 3; ++part) {
+      const std::int64_t begin = cuts[part], end = cuts[part + 1];
+      if (begin >= end) continue;
+      const int sz = part - 1;
+      const std::int64_t local_z = sz < 0 ? begin + w[2] : sz > 0 ? begin - n[2] : begin;
+      const Rows* rows_of = nullptr;
+      if (px.side == 0 && py.side == 0 && sz == 0) {
+        rows_of = &input.box;
+      } else {
+        const int tag = direction_tag({px.side, py.side, sz});
+        if (plan.directions() & (DirectionSet{1} << tag)) rows_of = &input.block(tag);
       }
-      if (pending != nullptr) copy_lanes(to, pending, pending_lanes);
+      const double* from = rows_of == nullptr ? nullptr : rows_of->at(px.local, py.local) + local_z * lanes;
+      const Run run{from, (end - begin) * lanes};
+      if (count > 0 && from != nullptr && out[count - 1].from != nullptr &&
+          out[count - 1].from + out[count - 1].count == from)
+        out[count - 1].count += run.count;
+      else
+        out[count++] = run;
+    }
+    return count;
+  }
+
+  // Rows [row_begin, row_end) of plane x.
+  void fill_rows(std::int64_t x, double* plane, std::int64_t row_begin, std::int64_t row_end) const {
+    for (std::int64_t row = row_begin; row < row_end; ++row) {
+      Run parts[3];
+      double* to = plane + row * row_lanes;
+      for (int part = 0, count = runs(x, row, parts); part < count; to += parts[part++].count)
+        if (parts[part].from == nullptr)
+          std::memset(to, 0, static_cast<std::size_t>(parts[part].count) * sizeof(double));
+        else
+          copy_lanes(to, parts[part].from, parts[part].count);
     }
   }
   void fill(std::int64_t x, double* plane) const { fill_rows(x, plane, 0, rows); }
+
+  // Asks for the input of rows [row_begin, row_end) of plane x to be brought into the
+  // cache, to be filled from there a step later.
+  void prefetch_rows(std::int64_t x, std::int64_t row_begin, std::int64_t row_end) const {
+#if defined(HYBRIDFD_WIDE_VECTOR)
+    for (std::int64_t row = std::max<std::int64_t>(row_begin, 0); row < std::min(row_end, rows); ++row) {
+      Run parts[3];
+      for (int part = 0, count = runs(x, row, parts); part < count; ++part) {
+        if (parts[part].from == nullptr) continue;
+        const std::uintptr_t end = reinterpret_cast<std::uintptr_t>(parts[part].from + parts[part].count);
+        for (std::uintptr_t line = reinterpret_cast<std::uintptr_t>(parts[part].from) / 64 * 64; line < end; line += 64)
+          _mm_prefetch(reinterpret_cast<const char*>(line), _MM_HINT_T0);
+      }
+    }
+#else
+    (void)x, (void)row_begin, (void)row_end;
+#endif
+  }
 };
 
 // A term of the sum as offsets into the ring: the plane (dx) and the lanes within it (dy
@@ -116,8 +142,9 @@ struct PlaneTerm {
 };
 
 // Vectors of output summed at once: each term's weight and row addresses are loaded once
-// for all of them, and their sums stay in registers over the terms. Four keep the sum
-// bound by the arithmetic (two vector loads and three operations per vector and term).
+// for all of them, and their sums stay in registers over the terms (per vector and term
+// two vector loads and three operations). Two, six and eight ran no faster than four on
+// 32 x 96^3 GUCLaplace fcc.
 constexpr int block = 4;
 
 // The sums of `count` vectors (1..block) starting `first` lanes into the rows of
@@ -261,6 +288,10 @@ struct Ring {
   }
 }
 
+// Output rows between the rows a plane's assembly copies and those whose input it
+// prefetches.
+constexpr std::int64_t prefetch_distance = 4;
+
 // The sweep of one region: its geometry, the ring and the terms as offsets into it.
 struct OffsetsSweep {
   const PlaneAssembler& assembler;
@@ -268,6 +299,7 @@ struct OffsetsSweep {
   const std::vector<RingTerm>& terms;
   std::int64_t ring_row_lanes, row_out, out_y;
   int wx;
+  bool prefetches;
 
   // Plane x: its rows summed into `target` while plane x + wx + 1 (when `fill_next`) is
   // assembled, a share of its rows after each output row.
@@ -285,7 +317,12 @@ struct OffsetsSweep {
     for (std::int64_t y = 0; y < rows; ++y, target += out_y) {
       sweep_row<Stream>(plane_terms.data(), count, row_out, target);
       for (PlaneTerm& term : plane_terms) term.at += ring_row_lanes, term.partner += ring_row_lanes;
-      if (fill_next) assembler.fill_rows(next, ring.slot(next), y * ring_rows / rows, (y + 1) * ring_rows / rows);
+      if (fill_next) {
+        assembler.fill_rows(next, ring.slot(next), y * ring_rows / rows, (y + 1) * ring_rows / rows);
+        if (prefetches)
+          assembler.prefetch_rows(next, (y + prefetch_distance) * ring_rows / rows,
+                                  (y + prefetch_distance + 1) * ring_rows / rows);
+      }
     }
 #else
     sweep_plane_chunks(terms, ring, x, rows, ring_row_lanes, row_out, target, out_y);
@@ -302,13 +339,20 @@ void sweep_offsets(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
   const Offset& w = plan.widths();
   const std::int64_t lanes_per_point = plan.lanes_per_point();
   const std::int64_t rows = region.extent[1] + 2 * w[1];
-  const std::int64_t row_lanes = (region.extent[2] + 2 * w[2]) * lanes_per_point;
+  // Ring rows a whole number of cache lines apart, each output point's lane z = 0 on a
+  // line: the terms that do not move along z then load whole lines, not two halves.
+  constexpr std::int64_t line_lanes = 64 / sizeof(double);
+  const std::int64_t row_lanes =
+      ((region.extent[2] + 2 * w[2]) * lanes_per_point + line_lanes - 1) / line_lanes * line_lanes;
+  const std::int64_t lead = (line_lanes - w[2] * lanes_per_point % line_lanes) % line_lanes;
   const std::int64_t plane_lanes = rows * row_lanes;
   const int ring_size = 2 * w[0] + 2;
   thread_local std::vector<double> workspace;
-  const auto needed = static_cast<std::size_t>(ring_size * plane_lanes);
+  const auto needed = static_cast<std::size_t>(ring_size * plane_lanes + 2 * line_lanes);
   if (workspace.size() < needed) workspace.resize(needed);
-  const Ring ring{workspace.data(), plane_lanes, ring_size};
+  const auto base = reinterpret_cast<std::uintptr_t>(workspace.data());
+  double* planes = workspace.data() + ((64 - base % 64) % 64) / sizeof(double) + lead;
+  const Ring ring{planes, plane_lanes, ring_size};
   const PlaneAssembler assembler{plan, input, region, rows, row_lanes};
   thread_local std::vector<RingTerm> terms;  // capacity kept: no allocation after the first call
   terms.clear();
@@ -320,7 +364,12 @@ void sweep_offsets(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
   const std::int64_t out_y = n[2] * lanes_per_point, out_x = n[1] * out_y;
   const std::int64_t x_begin = region.begin[0], x_end = region.begin[0] + region.extent[0];
   for (std::int64_t x = x_begin - w[0]; x <= x_begin + w[0]; ++x) assembler.fill(x, ring.slot(x));
-  const OffsetsSweep sweep{assembler, ring, terms, row_lanes, region.extent[2] * lanes_per_point, out_y, w[0]};
+  // complex128 prefetches the input of the rows it assembles a few output rows ahead:
+  // its rows, twice as long, take the core's prefetchers longer to bring (32 x 96^3
+  // GUCLaplace fcc: 1.05-1.25x; float64 0.8-1.0x, so it does not).
+  const bool prefetches = from_memory && lanes_per_point == 2;
+  const OffsetsSweep sweep{assembler, ring, terms,     row_lanes, region.extent[2] * lanes_per_point,
+                           out_y,     w[0], prefetches};
   // Where the grid comes from memory and its input and output together outgrow the L2,
   // its output cannot stay in the cache: whole rows are streamed past it, which saves
   // reading each output line before it is written (as the star kernels' row sweeps do,
