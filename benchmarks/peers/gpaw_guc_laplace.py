@@ -16,6 +16,7 @@ import json
 import time
 
 import numpy as np
+from mpi4py import MPI
 
 try:
     from gpaw.old.grid_descriptor import GridDescriptor
@@ -61,14 +62,8 @@ def one_job(n: int, grids: int, order: int, dtype: str, repeats: int) -> dict:
         "weights": [float(w) for w in operator.coef_p],
         "description": operator.description,
         "ms_per_grid": 1e3 * float(np.median(times)) / grids,
-        "checksums": interior_checksums(a, b, [0, 0, 0], (n, n, n), world_comm(), radius=0),
+        "checksums": interior_checksums(a, b, [0, 0, 0], (n, n, n), MPI.COMM_WORLD, radius=0),
     }
-
-
-def world_comm() -> object:
-    from mpi4py import MPI
-
-    return MPI.COMM_WORLD
 
 
 def main() -> None:
