@@ -305,8 +305,9 @@ struct OffsetsSweep {
   // assembled, a share of its rows after each output row.
   template <bool Stream>
   void plane(std::int64_t x, std::int64_t rows, double* target, bool fill_next) const {
-    const std::int64_t next = x + wx + 1, ring_rows = assembler.rows;
+    const std::int64_t next = x + wx + 1;
 #if defined(HYBRIDFD_WIDE_VECTOR)
+    const std::int64_t ring_rows = assembler.rows;
     thread_local std::vector<PlaneTerm> plane_terms;
     plane_terms.resize(terms.size());
     for (std::size_t t = 0; t < terms.size(); ++t)
