@@ -16,15 +16,16 @@ GPAW's Laplacian of a non-orthogonal (fcc) cell, GUCLaplace with n = 2 and 3 (a 
 stencil: offsets along six directions, edge ghosts), against GPAW's own apply of it;
 general_rounds says more.
 
-Every job: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1) boxes, 13-point
-radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
+Every job but general: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1)
+boxes, 13-point radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
 (hybridfd's periodic result is compared with it per grid to 1e-10); Devito has no periodic
 boundary, so it is compared with hybridfd's non-periodic result on interior points, per
 grid and pointwise on grid 0, to 1e-8 of the size of the stencil's terms (Devito prints its
 weights with 9 digits, so they do not sum to zero; one_round says more). Each hybridfd
 setting is timed on both boundaries in the same launch; ratios pair codes on the same
 boundary. Peers live in .peers/ (`make peers`; docs/install.md says what they need); a
-peer that is absent is skipped with a message. `make bench-peers` runs all three jobs.
+peer that is absent is skipped with a message. `make bench-peers` runs kernel, latency and
+curve.
 """
 
 from __future__ import annotations
