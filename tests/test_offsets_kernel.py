@@ -32,8 +32,9 @@ def random_stencil(rng: np.random.Generator, reach: int, centre: bool = True) ->
 
 
 def gpaw_fcc_laplace(order: int) -> hf.Stencil:
-    """The offsets of GPAW's GUCLaplace on an fcc cell (its six shortest directions, each
-    with the 1-D weights of accuracy 2 * order) with distinct weights per direction."""
+    """The offsets of GPAW's GUCLaplace on an fcc cell (``order`` points each way along its
+    six shortest directions), with weights that differ by direction and distance and are
+    equal for opposite offsets (paired terms), as GPAW's are."""
     directions = [(0, 0, 1), (0, 1, -1), (0, 1, 0), (1, -1, 0), (1, 0, -1), (1, 0, 0)]
     offsets, weights = [(0, 0, 0)], [-12.5]
     for d, direction in enumerate(directions):
