@@ -6,21 +6,26 @@ environment and processes, launched alternately in rounds so machine drift hits 
     .venv/bin/python benchmarks/compare_peers.py kernel   [--rounds 3] [--repeats 5]
     .venv/bin/python benchmarks/compare_peers.py latency  [--ranks 2 4] [--rounds 3] [--repeats 3]
     .venv/bin/python benchmarks/compare_peers.py curve    [--sizes 16 24 32 48 64 96 128]
+    .venv/bin/python benchmarks/compare_peers.py general  [--rounds 5] [--repeats 3]
 
 kernel: 1 rank, 32 grids of 96^3, float64 and complex128 (the kernel against the peers'
 kernels). latency: 2 and 4 ranks, per rank 64 grids of 96^3 and 512 grids of 24^3,
 float64 (latency hiding against theirs). curve: 1 rank, float64 and complex128,
-throughput against grid size.
+throughput against grid size. general: 1 rank, 32 grids of 96^3, float64 and complex128,
+GPAW's Laplacian of a non-orthogonal (fcc) cell, GUCLaplace with n = 2 and 3 (a general
+stencil: offsets along six directions, edge ghosts), against GPAW's own apply of it;
+general_rounds says more.
 
-Every job: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1) boxes, 13-point
-radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
+Every job but general: per rank an n^3 box of a (P*n, n, n) domain cut into (P, 1, 1)
+boxes, 13-point radius-2 Laplacian, spacing 0.2, input job.field of the global point. GPAW is periodic
 (hybridfd's periodic result is compared with it per grid to 1e-10); Devito has no periodic
 boundary, so it is compared with hybridfd's non-periodic result on interior points, per
 grid and pointwise on grid 0, to 1e-8 of the size of the stencil's terms (Devito prints its
 weights with 9 digits, so they do not sum to zero; one_round says more). Each hybridfd
 setting is timed on both boundaries in the same launch; ratios pair codes on the same
 boundary. Peers live in .peers/ (`make peers`; docs/install.md says what they need); a
-peer that is absent is skipped with a message. `make bench-peers` runs all three jobs.
+peer that is absent is skipped with a message. `make bench-peers` runs kernel, latency and
+curve.
 """
 
 from __future__ import annotations
@@ -30,7 +35,10 @@ import json
 import os
 import sys
 import tempfile
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from peers.job import checksum_difference, sample_difference
@@ -56,6 +64,13 @@ HYBRIDFD_CONFIGS = {
 }
 #: GPAW_MPI_OPTIMAL_MSG_SIZE values swept (KiB per message; 0 = unset, one grid per message).
 GPAW_MSG_SIZES = [0, 64, 256, 1024, 4096]
+#: hybridfd settings timed on the general-stencil jobs, and the kernel alone on a padded
+#: grid (hybridfd.kernel.apply_padded): what the halo exchange adds.
+GENERAL_CONFIGS = {
+    "flat-original": {"approach": "flat-original"},
+    "all-dims b=8": {"schedule": "all-dims", "batch": 8},
+}
+GENERAL_KERNEL = "kernel on padded grids"
 DEVITO_LABEL = "Devito batched apply (non-periodic)"
 CHECKSUM_TOLERANCE = {"GPAW": 1e-10, "Devito": 1e-8}
 
@@ -329,6 +344,201 @@ def summary_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def general_worker(n: int, grids: int, repeats: int, stencils: str) -> None:
+    """hybridfd on the general-stencil jobs GPAW described (``stencils``: its offsets and
+    weights per order and dtype), one rank, periodic; general_job says what is timed."""
+    from hybridfd import launch
+
+    launch.report_result([general_job(n, grids, repeats, job) for job in json.loads(Path(stencils).read_text())])
+
+
+def general_job(n: int, grids: int, repeats: int, job: dict) -> dict:
+    """Per hybridfd setting, and for the kernel alone on padded grids, ``repeats`` applies
+    of the batch, each followed by numpy.copyto of the same bytes (the batch read, a batch
+    written); then the core's FMA peak, measured in the same process."""
+    from mpi4py import MPI
+    from peers.job import field, interior_checksums
+
+    import hybridfd as hf
+    from hybridfd import _probes
+    from hybridfd.kernel import apply_padded
+
+    stencil = hf.Stencil.from_offsets(job["offsets"], job["weights"])
+    dtype = job["dtype"]
+    dec = hf.Decomposition(hf.Domain((n, n, n), dtype=dtype, periodic=True), MPI.COMM_WORLD, grid=(1, 1, 1))
+    g, x, y, z = np.meshgrid(np.arange(grids), *(np.arange(n),) * 3, indexing="ij")
+    a = hf.empty_aligned(g.shape, dtype)
+    a[...] = field(g, x, y, z, n) * (1 + 0.5j if dtype == "complex128" else 1)
+    del g, x, y, z
+    out, copy = hf.empty_aligned(a.shape, dtype), hf.empty_aligned(a.shape, dtype)
+    reference = hf.Operator(dec, stencil, approach="flat-original").apply(a)
+    seconds: dict[str, list[float]] = {}
+    copies: dict[str, list[float]] = {}
+    for label, options in GENERAL_CONFIGS.items():
+        op = hf.Operator(dec, stencil, **options)
+        op.apply(a, out=out)
+        if not np.array_equal(out, reference):
+            raise AssertionError(f"hybridfd {label} differs from flat-original")
+        seconds[label], copies[label] = timed_with_copies(partial(op.apply, a, out=out), a, copy, repeats)
+    padded = np.pad(a, [(0, 0), *[(w, w) for w in stencil.widths]], mode="wrap")
+
+    def kernel() -> None:
+        for grid in range(grids):
+            apply_padded(stencil, padded[grid], out[grid], from_memory=True)
+
+    kernel()
+    if not np.array_equal(out, reference):
+        raise AssertionError("hybridfd's kernel on padded grids differs from flat-original")
+    seconds[GENERAL_KERNEL], copies[GENERAL_KERNEL] = timed_with_copies(kernel, a, copy, repeats)
+    multiply_add, fma = _probes.measure_arithmetic_peak(0.3)
+    return {
+        "order": job["order"],
+        "dtype": dtype,
+        "terms": len(stencil.terms()),
+        "flops_per_point": general_flops_per_point(stencil, dtype),
+        "ms_per_grid": {label: [1e3 * t / grids for t in values] for label, values in seconds.items()},
+        "memcpy_ms_per_grid": {label: [1e3 * t / grids for t in values] for label, values in copies.items()},
+        "multiply_add_peak_gflops": multiply_add,
+        "fma_peak_gflops": fma,
+        "checksums": interior_checksums(a, reference, [0, 0, 0], (n, n, n), MPI.COMM_WORLD, radius=0),
+    }
+
+
+def timed_with_copies(
+    apply: Callable[[], object], source: np.ndarray, copy: np.ndarray, repeats: int
+) -> tuple[list[float], list[float]]:
+    """Seconds of ``repeats`` calls of ``apply``, and of the numpy.copyto of ``source`` into
+    ``copy`` timed right after each: every apply has a copy of the same bytes beside it."""
+    import time
+
+    times, copies = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        apply()
+        times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        np.copyto(copy, source)
+        copies.append(time.perf_counter() - start)
+    return times, copies
+
+
+def general_flops_per_point(stencil: Any, dtype: str) -> int:
+    """Per point, the sum's operations (stencil.hpp's order: the first term's multiply, and
+    its add if paired; per later term a multiply and an add, and an add more if paired),
+    per float64 lane."""
+    lanes = 2 if dtype == "complex128" else 1
+    terms = stencil.terms()
+    first_paired = terms[0][2]
+    later = sum(3 if paired else 2 for _, _, paired in terms[1:])
+    return lanes * ((2 if first_paired else 1) + later)
+
+
+def general_rounds(args: argparse.Namespace) -> list[dict]:
+    """The general-stencil jobs: GPAW's GUCLaplace of an fcc cell (n = 2 and 3, float64
+    and complex128, 1 rank, 32 grids of 96^3; GPAW's default build, OMP_NUM_THREADS=1)
+    against hybridfd applying the same offsets and weights (GPAW's own, read from its
+    operator), each code in its own process, alternately in rounds. Per round and job
+    the ratio GPAW / hybridfd, hybridfd's share of numpy.copyto of the same bytes and of
+    the core's FMA peak, all taken within the round (hybridfd's fastest setting by
+    median); the table gives their medians over the rounds. Results agree per grid to
+    1e-10 relative (GPAW sums in another order)."""
+    from hybridfd import launch
+
+    if not (GPAW_DEFAULT / "bin" / "python").exists():
+        print(f"GPAW is not installed at {GPAW_DEFAULT.relative_to(ROOT)}; run `make peers-gpaw`. Skipping.")
+        return []
+    n, grids = (24, 4) if args.quick else (96, 32)
+    job = ["--shape", str(n), "--grids", str(grids), "--repeats", str(args.repeats)]
+    rounds: list[tuple[dict, dict]] = []
+    with tempfile.TemporaryDirectory() as save_dir:
+        for round_index in range(args.rounds):
+            theirs = peer_run(
+                "GPAW", GPAW_DEFAULT, 1, [str(PEERS_DIR / "gpaw_guc_laplace.py"), *job], {"GPAW_MPI_BACKEND": "mpi4py"}
+            )["jobs"]
+            stencils = Path(save_dir) / "stencils.json"
+            stencils.write_text(json.dumps(theirs))
+            worker = [sys.executable, __file__, "general-worker", *job, "--stencils", str(stencils)]
+            ours = launch.worker_result(launch.run(1, worker, timeout=3000))
+            for mine, peer in zip(ours, theirs, strict=True):
+                difference = checksum_difference(mine["checksums"], peer["checksums"])
+                if not difference <= CHECKSUM_TOLERANCE["GPAW"]:
+                    raise AssertionError(
+                        f"GPAW GUCLaplace n={peer['order']} {peer['dtype']} differs by {difference:.1e}"
+                    )
+            rounds.append(({(j["order"], j["dtype"]): j for j in theirs}, {(j["order"], j["dtype"]): j for j in ours}))
+            print(f"round {round_index + 1}/{args.rounds}: {grids} x {n}^3 general stencils done", flush=True)
+    rows = [general_row(key, rounds, n, grids) for key in rounds[0][1]]
+    print(f"\ncommand: {' '.join(['python', *sys.argv])}  cores: {os.cpu_count()}  load: {os.getloadavg()}")
+    print(general_table(rows))
+    (ROOT / "results").mkdir(exist_ok=True)
+    (ROOT / "results" / "compare_peers_general.json").write_text(json.dumps(rows, indent=2))
+    return rows
+
+
+def general_row(key: tuple[int, str], rounds: list[tuple[dict, dict]], n: int, grids: int) -> dict:
+    """One job's medians over the rounds: ms per grid of each code and setting (memcpy: every
+    copy), and, paired within each round, GPAW over hybridfd's fastest setting, its share of
+    memcpy (copy time over apply time, apply by apply) and of the FMA peak."""
+    ours = [mine[key] for _, mine in rounds]
+    gpaw = [theirs[key]["ms_per_grid"] for theirs, _ in rounds]
+    median = {
+        label: float(np.median([v for job in ours for v in job["ms_per_grid"][label]]))
+        for label in ours[0]["ms_per_grid"]
+    }
+    median["memcpy"] = float(
+        np.median([v for job in ours for values in job["memcpy_ms_per_grid"].values() for v in values])
+    )
+    median["GPAW"] = float(np.median(gpaw))
+    fastest = min(GENERAL_CONFIGS, key=median.__getitem__)
+    per_round = [float(np.median(job["ms_per_grid"][fastest])) for job in ours]
+    memcpy_share = [
+        np.median(np.asarray(job["memcpy_ms_per_grid"][fastest]) / np.asarray(job["ms_per_grid"][fastest]))
+        for job in ours
+    ]
+    flops = ours[0]["flops_per_point"] * n**3
+    fma_share = [flops / (1e6 * ms) / job["fma_peak_gflops"] for job, ms in zip(ours, per_round, strict=True)]
+    return {
+        "order": key[0],
+        "dtype": key[1],
+        "grids": grids,
+        "n": n,
+        "terms": ours[0]["terms"],
+        "flops_per_point": ours[0]["flops_per_point"],
+        "ms_per_grid": median,
+        "fastest": fastest,
+        "speedup_over_gpaw": float(np.median([g / t for g, t in zip(gpaw, per_round, strict=True)])),
+        "fraction_of_memcpy": float(np.median(memcpy_share)),
+        "fraction_of_fma_peak": float(np.median(fma_share)),
+        "fma_peak_gflops": float(np.median([job["fma_peak_gflops"] for job in ours])),
+    }
+
+
+def general_table(rows: list[dict]) -> str:
+    lines = [
+        "| GUCLaplace fcc | dtype | GPAW ms/grid | hybridfd ms/grid (setting) | kernel on padded grids"
+        " | memcpy ms/grid | hybridfd / GPAW speed | % of memcpy | GFLOP/s | % of FMA peak |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        median = row["ms_per_grid"]
+        ms = median[row["fastest"]]
+        gflops = row["flops_per_point"] * row["n"] ** 3 / (1e-3 * ms) / 1e9
+        cells = [
+            f"n={row['order']} ({row['terms']} terms)",
+            row["dtype"],
+            f"{median['GPAW']:.1f}",
+            f"{ms:.2f} ({row['fastest']})",
+            f"{median[GENERAL_KERNEL]:.2f}",
+            f"{median['memcpy']:.2f}",
+            f"{row['speedup_over_gpaw']:.1f}x",
+            f"{100 * row['fraction_of_memcpy']:.0f} %",
+            f"{gflops:.1f}",
+            f"{100 * row['fraction_of_fma_peak']:.0f} % of {row['fma_peak_gflops']:.0f}",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 def curve_jobs(sizes: list[int]) -> list[tuple[int, int, int, str]]:
     """1 rank, about as many points per job as 8 grids of 96^3 (at most 512 grids)."""
     return [(1, n, min(512, max(1, 8 * 96**3 // n**3)), dtype) for dtype in ("float64", "complex128") for n in sizes]
@@ -336,7 +546,9 @@ def curve_jobs(sizes: list[int]) -> list[tuple[int, int, int, str]]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("job", choices=("kernel", "latency", "curve", "summary", "hybridfd-worker"))
+    parser.add_argument(
+        "job", choices=("kernel", "latency", "curve", "general", "summary", "hybridfd-worker", "general-worker")
+    )
     parser.add_argument("--results", type=Path, help="summary: a results/compare_peers_*.json to tabulate")
     parser.add_argument("--ranks", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--sizes", type=int, nargs="+", default=[16, 24, 32, 48, 64, 96, 128])
@@ -351,15 +563,22 @@ def main() -> int:
     parser.add_argument("--grids", type=int)
     parser.add_argument("--dtype", default="float64")
     parser.add_argument("--save-dir")
+    parser.add_argument("--stencils", help="general-worker: GPAW's offsets and weights per job (JSON)")
     args = parser.parse_args()
     if args.job == "hybridfd-worker":
         hybridfd_worker(args.shape, args.grids, args.dtype, args.repeats, args.save_dir)
+        return 0
+    if args.job == "general-worker":
+        general_worker(args.shape, args.grids, args.repeats, args.stencils)
         return 0
     if args.job == "summary":
         print(summary_table(json.loads(args.results.read_text())))
         return 0
     if args.quick:
         args.rounds, args.repeats = 1, 2
+    if args.job == "general":
+        general_rounds(args)
+        return 0
     if args.job != "latency":  # one core: GPAW's default build (OpenMP would take the second core)
         args.without = ["GPAW ASYNC"]
     if args.job == "kernel":

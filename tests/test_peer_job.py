@@ -129,3 +129,48 @@ def test_the_summary_has_one_line_per_job_with_each_codes_best() -> None:
         "| 2 | 512 x 24^3 | float64 | 2.00 | 1.50 | 1.00 (all-dims b=8) | 8.00 | - | 4.00 (flat-original)"
         " | 10.00 | 8.00x | 2.50x |"
     )
+
+
+def test_general_stencil_flops_count_the_documented_sum() -> None:
+    import hybridfd as hf
+
+    compare = load_compare_peers()
+    # centre first (one multiply), then a paired term (add, multiply, add) and two unpaired
+    # ones (multiply, add each)
+    stencil = hf.Stencil.from_offsets([(0, 0, 0), (1, 1, 0), (-1, -1, 0), (0, 1, 1), (0, -1, -1)], [1, 2, 2, 3, 4])
+    assert [paired for _, _, paired in stencil.terms()] == [False, True, False, False]
+    assert compare.general_flops_per_point(stencil, "float64") == 1 + 3 + 2 + 2
+    assert compare.general_flops_per_point(stencil, "complex128") == 2 * 8
+
+
+def test_general_rows_pair_each_round_and_each_apply_with_its_copy() -> None:
+    compare = load_compare_peers()
+    key = (2, "float64")
+
+    def ours(scale: float) -> dict:
+        return {
+            "terms": 13,
+            "flops_per_point": 37,
+            "ms_per_grid": {
+                "flat-original": [4.0 * scale] * 3,
+                "all-dims b=8": [2.0 * scale, 2.0 * scale, 4.0 * scale],
+                compare.GENERAL_KERNEL: [1.5 * scale] * 3,
+            },
+            "memcpy_ms_per_grid": {
+                "flat-original": [1.0] * 3,
+                "all-dims b=8": [1.0, 0.5, 1.0],
+                compare.GENERAL_KERNEL: [1.0] * 3,
+            },
+            "fma_peak_gflops": 37 * 8**3 / (1e6 * scale),  # the fastest setting at half the peak
+        }
+
+    rounds = [({key: {"ms_per_grid": 20.0}}, {key: ours(1.0)}), ({key: {"ms_per_grid": 60.0}}, {key: ours(2.0)})]
+    row = compare.general_row(key, rounds, 8, 32)
+    assert row["fastest"] == "all-dims b=8"
+    assert row["speedup_over_gpaw"] == pytest.approx(12.5)  # rounds: 20 / 2 and 60 / 4
+    assert row["fraction_of_memcpy"] == pytest.approx(0.1875)  # rounds: 0.25 and 0.125 (median pairs)
+    assert row["fraction_of_fma_peak"] == pytest.approx(0.5)
+    assert row["ms_per_grid"]["GPAW"] == 40.0 and row["ms_per_grid"]["memcpy"] == 1.0
+    header, rule, line = compare.general_table([row]).splitlines()
+    assert header.count("|") == rule.count("|") == line.count("|")
+    assert line.startswith("| n=2 (13 terms) | float64 | 40.0 | 4.00 (all-dims b=8) |")

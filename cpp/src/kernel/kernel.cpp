@@ -52,7 +52,7 @@ void apply_stencil(const Stencil& stencil, const HaloPlan& plan, const BoxInput&
   }
 #endif
   if (region.points() == 0) return;
-  if (!stencil.star()) return kernel::sweep_offsets(stencil, plan, input, region, out);
+  if (!stencil.star()) return kernel::sweep_offsets(stencil, plan, input, region, out, from_memory);
   const kernel::Sweep sweep = kernel::choose_sweep(plan, input, region, out, from_memory);
   sweep_region(sweep, stencil, plan, input, region, out);
 #if defined(__AVX__)
