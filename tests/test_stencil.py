@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import hybridfd as hf
+import hybridfd.kernel
 
 # GPAW's gpaw/fd_operators.py `laplace` table (Chelikowsky et al., PRB 50, 11355 (1994)).
 GPAW_LAPLACE = {
