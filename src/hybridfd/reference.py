@@ -44,20 +44,31 @@ def apply(
         phases = np.asarray(phases, dtype=complex)
         if phases.shape != (3, 2) or not np.iscomplexobj(batch):
             raise ValueError(f"phases must have shape (3, 2) and grids be complex, got {phases.shape}, {batch.dtype}")
+    padded = pad(batch, stencil.widths, periodic, phases)
+    out = apply_padded(stencil, padded)
+    return out if grids.ndim == 4 else out[0]
+
+
+def pad(
+    batch: np.ndarray, widths: Sequence[int], periodic: Sequence[bool], phases: np.ndarray | None = None
+) -> np.ndarray:
+    """A batch (G, Nx, Ny, Nz) padded with ``widths[axis]`` ghost layers on both sides of
+    each axis, axis by axis (x, then y, then z, each covering the ghosts the earlier axes
+    added): wrapped, times ``phases[axis][side]`` if given, on a periodic axis; zeros on
+    the others. What an exchange fills a padded grid with (:class:`hybridfd.Halo`)."""
     padded = batch
-    for axis, (wrap, w) in enumerate(zip(periodic, stencil.widths, strict=True)):
+    for axis, (wrap, w) in enumerate(zip(periodic, widths, strict=True)):
         if w == 0:
             continue
-        widths = [(0, 0)] * 4
-        widths[axis + 1] = (w, w)
-        padded = np.pad(padded, widths, mode="wrap" if wrap else "constant")
+        pad_widths = [(0, 0)] * 4
+        pad_widths[axis + 1] = (w, w)
+        padded = np.pad(padded, pad_widths, mode="wrap" if wrap else "constant")
         if wrap and phases is not None:
             for side, ghosts in ((0, slice(0, w)), (1, slice(-w, None))):
                 index = [slice(None)] * 4
                 index[axis + 1] = ghosts
                 padded[tuple(index)] = _times(phases[axis, side], padded[tuple(index)])
-    out = apply_padded(stencil, padded)
-    return out if grids.ndim == 4 else out[0]
+    return padded
 
 
 def _times(phase: complex, values: np.ndarray) -> np.ndarray:

@@ -28,24 +28,6 @@ CASES = [
 ]
 
 
-def padded_reference(full: np.ndarray, periodic, widths, phases=None) -> np.ndarray:
-    """The whole batch padded axis by axis (x, then y, then z), each axis's ghosts
-    wrapped (times its phase) or zero, as the core fills them."""
-    out = full
-    for axis, (wraps, w) in enumerate(zip(periodic, widths, strict=True)):
-        if w == 0:
-            continue
-        pad = [(0, 0)] * 4
-        pad[axis + 1] = (w, w)
-        out = np.pad(out, pad, mode="wrap" if wraps else "constant")
-        if wraps and phases is not None:
-            for side, ghosts in ((0, slice(0, w)), (1, slice(-w, None))):
-                index = [slice(None)] * 4
-                index[axis + 1] = ghosts
-                out[tuple(index)] = hf.reference._times(phases[axis, side], out[tuple(index)])
-    return out
-
-
 def window(dec: hf.Decomposition, padded_full: np.ndarray, widths) -> np.ndarray:
     """This rank's padded grids cut from the whole padded batch."""
     box = dec.box()
@@ -70,7 +52,7 @@ def prepared(case, dtype: str, seed: int):
     periodic, widths, corners, grid = case
     dec = hf.Decomposition(hf.Domain(SHAPE, periodic=periodic, dtype=dtype), MPI.COMM_WORLD, grid=grid)
     full = batch_of((GRIDS, *SHAPE), dtype, seed)
-    expected = window(dec, padded_reference(full, periodic, widths), widths)
+    expected = window(dec, hf.reference.pad(full, widths, periodic), widths)
     return dec, full, expected
 
 
@@ -180,7 +162,7 @@ def test_bloch_phases_multiply_edges_and_corners_once_per_boundary(comm):
     phases = rng.uniform(-2, 2, (3, 2)) + 1j * rng.uniform(-2, 2, (3, 2))
     full = batch_of((GRIDS, *SHAPE), "complex128", 3)
     widths = (2, 1, 2)
-    expected = window(dec, padded_reference(full, periodic, widths, phases), widths)
+    expected = window(dec, hf.reference.pad(full, widths, periodic, phases), widths)
     for approach in ("flat-original", "flat-optimized"):
         halo = hf.Halo(dec, widths, True, approach)
         np.testing.assert_array_equal(halo.exchange(filled(halo, dec, full), phases=phases), expected)
